@@ -1,0 +1,21 @@
+# Entry points. Each runs scripts/setup.sh first so that a fresh Debian machine needs nothing else.
+BUILD ?= build
+KAREUS := $(BUILD)/apps/kareus/kareus
+
+.PHONY: setup demo test bench format
+
+setup:
+	@scripts/setup.sh
+
+demo: setup
+	$(KAREUS) simulate --model llama3.2-3b --gpu a100-sxm4-40gb --tp 8 --pp 2 --mbs 8 --seq 4096 \
+	  --microbatches 8 --recompute full --clock 1410
+
+test: setup
+	cd $(BUILD) && ctest --output-on-failure -j 2
+
+bench: setup
+	scripts/run-benchmarks.sh $(BUILD)
+
+format:
+	clang-format -i $$(git ls-files '*.hpp' '*.cpp' '*.h' '*.c')

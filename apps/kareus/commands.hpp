@@ -1,0 +1,14 @@
+// Subcommands of the kareus CLI, one file each. A subcommand throws kareus::Error on bad input;
+// main() prints it as one line on stderr and exits with 2. Output is built fully before it is
+// printed, so an error never leaves partial output behind.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace kareus::cli {
+
+void register_gpus_command(CLI::App& app);
+void register_models_command(CLI::App& app);
+void register_simulate_command(CLI::App& app);
+
+}  // namespace kareus::cli

@@ -1,0 +1,37 @@
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "commands.hpp"
+#include "kareus/core/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Kareus: energy-optimal GPU execution plans for LLM training and inference.\n"
+      "Runs on a calibrated GPU emulator by default."};
+  app.require_subcommand(1);
+  kareus::cli::register_gpus_command(app);
+  kareus::cli::register_models_command(app);
+  kareus::cli::register_simulate_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "kareus: %s\n", e.what());
+    return 2;
+  } catch (const kareus::Error& e) {
+    std::fprintf(stderr, "kareus: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kareus: internal error: %s\n", e.what());
+    return 3;
+  }
+  return 0;
+}

@@ -1,0 +1,37 @@
+# kareus_add_module(<name> [DEPS <targets>...])
+# One static library per stage folder: src/<name>/*.cpp with public headers in
+# include/kareus/<name>/. Modules link only to modules below them in the data flow.
+function(kareus_add_module name)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  add_library(kareus_${name} STATIC ${sources})
+  target_include_directories(kareus_${name} PUBLIC ${PROJECT_SOURCE_DIR}/include)
+  target_link_libraries(kareus_${name} PUBLIC ${ARG_DEPS})
+  add_library(kareus::${name} ALIAS kareus_${name})
+  set_property(GLOBAL APPEND PROPERTY KAREUS_MODULES kareus_${name})
+endfunction()
+
+# kareus_add_test(<name> SOURCES <files>... DEPS <targets>...)
+# A GoogleTest executable whose tests ctest discovers one by one.
+function(kareus_add_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_compile_definitions(${name} PRIVATE
+    KAREUS_TEST_DATA_DIR="${PROJECT_SOURCE_DIR}/tests/data"
+    KAREUS_TEST_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 120
+    PROPERTIES ENVIRONMENT "KAREUS_DATA_DIR=${PROJECT_SOURCE_DIR}/data")
+endfunction()
+
+# Adds every immediate subfolder of the current directory that has a CMakeLists.txt.
+macro(kareus_add_subfolders)
+  file(GLOB _children LIST_DIRECTORIES true RELATIVE ${CMAKE_CURRENT_SOURCE_DIR}
+       ${CMAKE_CURRENT_SOURCE_DIR}/*)
+  list(SORT _children)
+  foreach(_child ${_children})
+    if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${_child}/CMakeLists.txt)
+      add_subdirectory(${_child})
+    endif()
+  endforeach()
+endmacro()

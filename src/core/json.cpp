@@ -1,0 +1,187 @@
+#include "kareus/core/json.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "kareus/core/error.hpp"
+
+namespace kareus {
+namespace {
+
+std::string escape_pointer_token(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string short_dump(const Json& value) {
+  std::string text = value.dump();
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  return text;
+}
+
+}  // namespace
+
+JsonValue::JsonValue(const Json& value, std::shared_ptr<const std::string> source,
+                     std::string pointer)
+    : value_(&value), source_(std::move(source)), pointer_(std::move(pointer)) {}
+
+void JsonValue::fail(std::string_view allowed) const {
+  throw Error::invalid(*source_, pointer_.empty() ? "/" : pointer_, short_dump(*value_), allowed);
+}
+
+bool JsonValue::contains(std::string_view key) const {
+  return value_->is_object() && value_->contains(std::string(key));
+}
+
+std::optional<JsonValue> JsonValue::find(std::string_view key) const {
+  if (!contains(key)) return std::nullopt;
+  const Json& child = (*value_)[std::string(key)];
+  if (child.is_null()) return std::nullopt;
+  return JsonValue(child, source_, pointer_ + "/" + escape_pointer_token(key));
+}
+
+JsonValue JsonValue::at(std::string_view key) const {
+  if (!value_->is_object()) fail("expected a JSON object");
+  auto child = find(key);
+  if (!child) {
+    throw Error(fmt::format("{}: {}/{}: required field is missing", *source_, pointer_,
+                            escape_pointer_token(key)));
+  }
+  return *child;
+}
+
+JsonValue JsonValue::at(std::size_t index) const {
+  if (!value_->is_array()) fail("expected a JSON array");
+  if (index >= value_->size()) {
+    throw Error(fmt::format("{}: {}/{}: index out of range (array has {} elements)", *source_,
+                            pointer_, index, value_->size()));
+  }
+  return JsonValue((*value_)[index], source_, fmt::format("{}/{}", pointer_, index));
+}
+
+std::size_t JsonValue::size() const {
+  if (!value_->is_array() && !value_->is_object()) fail("expected a JSON array or object");
+  return value_->size();
+}
+
+std::vector<std::string> JsonValue::keys() const {
+  if (!value_->is_object()) fail("expected a JSON object");
+  std::vector<std::string> out;
+  for (const auto& item : value_->items()) out.push_back(item.key());
+  return out;
+}
+
+double JsonValue::as_number() const {
+  if (!value_->is_number()) fail("expected a number");
+  const double v = value_->get<double>();
+  if (!std::isfinite(v)) fail("expected a finite number");
+  return v;
+}
+
+double JsonValue::as_positive_number() const {
+  const double v = as_number();
+  if (!(v > 0.0)) fail("expected a positive number");
+  return v;
+}
+
+double JsonValue::as_non_negative_number() const {
+  const double v = as_number();
+  if (v < 0.0) fail("expected a number >= 0");
+  return v;
+}
+
+std::int64_t JsonValue::as_integer() const {
+  if (value_->is_number_integer()) return value_->get<std::int64_t>();
+  if (value_->is_number_float()) {
+    const double v = value_->get<double>();
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15)
+      return static_cast<std::int64_t>(v);
+  }
+  fail("expected an integer");
+}
+
+std::int64_t JsonValue::as_positive_integer() const {
+  const auto v = as_integer();
+  if (v <= 0) fail("expected a positive integer");
+  return v;
+}
+
+std::string JsonValue::as_string() const {
+  if (!value_->is_string()) fail("expected a string");
+  return value_->get<std::string>();
+}
+
+bool JsonValue::as_bool() const {
+  if (!value_->is_boolean()) fail("expected true or false");
+  return value_->get<bool>();
+}
+
+double JsonValue::number_or(std::string_view key, double fallback) const {
+  auto child = find(key);
+  return child ? child->as_number() : fallback;
+}
+
+std::int64_t JsonValue::integer_or(std::string_view key, std::int64_t fallback) const {
+  auto child = find(key);
+  return child ? child->as_integer() : fallback;
+}
+
+std::string JsonValue::string_or(std::string_view key, std::string fallback) const {
+  auto child = find(key);
+  return child ? child->as_string() : fallback;
+}
+
+bool JsonValue::bool_or(std::string_view key, bool fallback) const {
+  auto child = find(key);
+  return child ? child->as_bool() : fallback;
+}
+
+JsonDocument JsonDocument::load_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(fmt::format("{}: cannot open file for reading", path.string()));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return parse(buffer.str(), path.string());
+}
+
+JsonDocument JsonDocument::parse(std::string_view text, std::string source_name) {
+  JsonDocument doc;
+  doc.source_ = std::make_shared<const std::string>(std::move(source_name));
+  try {
+    doc.json_ = std::make_shared<const Json>(Json::parse(text));
+  } catch (const Json::parse_error& e) {
+    throw Error(fmt::format("{}: malformed JSON at byte {}: {}", *doc.source_, e.byte,
+                            std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));
+  }
+  return doc;
+}
+
+JsonValue JsonDocument::root() const { return JsonValue(*json_, source_, ""); }
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
+  namespace fs = std::filesystem;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error(fmt::format("{}: cannot open file for writing", tmp.string()));
+    out << text;
+    out.flush();
+    if (!out) throw Error(fmt::format("{}: write failed", tmp.string()));
+  }
+  fs::rename(tmp, path);
+}
+
+}  // namespace kareus

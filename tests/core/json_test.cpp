@@ -1,0 +1,47 @@
+#include <gtest/gtest.h>
+
+#include "kareus/core/error.hpp"
+#include "kareus/core/json.hpp"
+
+namespace kareus {
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Json, ReportsFileAndPointerOfMissingField) {
+  auto doc = JsonDocument::parse(R"({"parallelism": {"pp": 2}})", "w.json");
+  const auto msg = error_of([&] { doc.root().at("parallelism").integer("tp"); });
+  EXPECT_EQ(msg, "w.json: /parallelism/tp: required field is missing");
+}
+
+TEST(Json, ReportsWrongType) {
+  auto doc = JsonDocument::parse(R"({"tp": "eight", "n": -1, "x": [1, 2.5]})", "w.json");
+  EXPECT_EQ(error_of([&] { doc.root().integer("tp"); }),
+            "w.json: /tp = \"eight\": expected an integer");
+  EXPECT_EQ(error_of([&] { doc.root().positive_integer("n"); }),
+            "w.json: /n = -1: expected a positive integer");
+  EXPECT_EQ(error_of([&] { doc.root().at("x").at(1).as_integer(); }),
+            "w.json: /x/1 = 2.5: expected an integer");
+  EXPECT_EQ(doc.root().at("x").at(0).as_integer(), 1);
+}
+
+TEST(Json, MalformedTextNamesTheFile) {
+  const auto msg = error_of([] { JsonDocument::parse("{\"a\": ", "bad.json"); });
+  EXPECT_NE(msg.find("bad.json: malformed JSON"), std::string::npos) << msg;
+}
+
+TEST(Json, DefaultsApplyOnlyWhenAbsent) {
+  auto doc = JsonDocument::parse(R"({"a": 3})", "d.json");
+  EXPECT_EQ(doc.root().integer_or("a", 7), 3);
+  EXPECT_EQ(doc.root().integer_or("b", 7), 7);
+}
+
+}  // namespace
+}  // namespace kareus
