@@ -7,8 +7,5 @@
 
 namespace kareus::cli {
 
-void register_gpus_command(CLI::App& app);
-void register_models_command(CLI::App& app);
-void register_simulate_command(CLI::App& app);
 
 }  // namespace kareus::cli
