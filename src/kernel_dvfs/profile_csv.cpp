@@ -1,0 +1,116 @@
+#include "kareus/kernel_dvfs/profile_csv.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "kareus/core/csv.hpp"
+#include "kareus/core/error.hpp"
+
+namespace kareus::kernel_dvfs {
+namespace {
+
+std::string list_clocks(const std::set<double>& clocks) {
+  std::string out;
+  for (double f : clocks) out += (out.empty() ? "" : ", ") + format_number(f);
+  return out + " MHz";
+}
+
+Pass parse_pass(const CsvRow& row) {
+  const auto text = row.optional_text("pass");
+  if (!text) return Pass::unknown;
+  if (*text == "forward") return Pass::forward;
+  if (*text == "backward") return Pass::backward;
+  row.fail("pass", "expected forward, backward or empty");
+}
+
+struct Measured {
+  Pass pass = Pass::unknown;
+  std::map<double, std::pair<Seconds, Joules>> at;
+};
+
+KernelSequence from_table(const CsvTable& table,
+                          const std::optional<std::vector<MHz>>& allowed_clocks) {
+  const std::string& source = table.source();
+  table.require_columns({"kernel", "clock_mhz", "time_s", "energy_j"});
+  if (table.rows() == 0) throw Error(source + ": no rows, expected one per kernel and clock");
+
+  std::vector<std::string> order;
+  std::map<std::string, Measured> kernels;
+  for (std::size_t i = 0; i < table.rows(); ++i) {
+    const CsvRow row = table.row(i);
+    const std::string& name = row.text("kernel");
+    if (name.empty()) row.fail("kernel", "a kernel name is required");
+    const double clock = row.positive_number("clock_mhz");
+    const double time = row.number("time_s");
+    if (!(time > 0)) row.fail("time_s", "expected a duration > 0 seconds");
+    const double energy = row.positive_number("energy_j");
+    const Pass pass = parse_pass(row);
+
+    auto [it, inserted] = kernels.try_emplace(name);
+    if (inserted) {
+      order.push_back(name);
+      it->second.pass = pass;
+    } else if (it->second.pass != pass) {
+      row.fail("pass", fmt::format("kernel '{}' was given pass '{}' on an earlier row", name,
+                                   to_string(it->second.pass)));
+    }
+    if (!it->second.at.try_emplace(clock, Seconds(time), Joules(energy)).second)
+      row.fail("clock_mhz", fmt::format("kernel '{}' already has a row at this clock; name "
+                                        "repeated launches distinctly (e.g. '{}#2')",
+                                        name, name));
+  }
+
+  std::set<double> clocks;
+  std::string clocks_from;
+  if (allowed_clocks) {
+    for (MHz f : *allowed_clocks) clocks.insert(f.value());
+    clocks_from = "the GPU's clock table";
+  } else {
+    for (const auto& [f, _] : kernels.at(order.front()).at) clocks.insert(f);
+    clocks_from = fmt::format("the clocks of kernel '{}', the first in the file", order.front());
+  }
+  for (std::size_t i = 0; i < table.rows(); ++i) {
+    const CsvRow row = table.row(i);
+    if (!clocks.contains(row.number("clock_mhz")))
+      row.fail("clock_mhz",
+               fmt::format("unknown clock; allowed ({}): {}", clocks_from, list_clocks(clocks)));
+  }
+
+  KernelSequence sequence;
+  sequence.source = source;
+  for (double f : clocks) sequence.clocks.push_back(MHz(f));
+  for (const auto& name : order) {
+    const Measured& m = kernels.at(name);
+    KernelProfile profile{name, m.pass, {}, {}};
+    for (double f : clocks) {
+      const auto it = m.at.find(f);
+      if (it == m.at.end())
+        throw Error(
+            fmt::format("{}: kernel '{}' has no row at {} MHz; every kernel needs a row at "
+                        "each clock ({})",
+                        source, name, format_number(f), list_clocks(clocks)));
+      profile.time.push_back(it->second.first);
+      profile.energy.push_back(it->second.second);
+    }
+    sequence.kernels.push_back(std::move(profile));
+  }
+  validate(sequence);
+  return sequence;
+}
+
+}  // namespace
+
+KernelSequence parse_profile_csv(std::string_view text, const std::string& source,
+                                 const std::optional<std::vector<MHz>>& allowed_clocks) {
+  return from_table(CsvTable::parse(text, source), allowed_clocks);
+}
+
+KernelSequence load_profile_csv(const std::filesystem::path& path,
+                                const std::optional<std::vector<MHz>>& allowed_clocks) {
+  return from_table(CsvTable::read_file(path), allowed_clocks);
+}
+
+}  // namespace kareus::kernel_dvfs
