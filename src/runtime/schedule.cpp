@@ -1,0 +1,212 @@
+#include "kareus/runtime/schedule.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <initializer_list>
+#include <set>
+
+#include "kareus/core/error.hpp"
+
+namespace kareus::runtime {
+namespace {
+
+const std::set<std::string> kMethods = {"kareus", "perseus", "nanobatch-perseus", "megatron"};
+
+// A misspelt optional field would otherwise be ignored silently.
+void reject_unknown_keys(const JsonValue& object, std::initializer_list<std::string_view> known) {
+  for (const std::string& key : object.keys()) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      object.at(key).fail(
+          fmt::format("unknown field \"{}\"; allowed: {}", key, fmt::join(known, ", ")));
+    }
+  }
+}
+
+std::string one_of(const JsonValue& value, std::initializer_list<std::string_view> allowed) {
+  const std::string text = value.as_string();
+  if (std::find(allowed.begin(), allowed.end(), text) == allowed.end()) {
+    value.fail(fmt::format("expected one of: {}", fmt::join(allowed, ", ")));
+  }
+  return text;
+}
+
+int small_int(const JsonValue& value, std::int64_t min) {
+  const std::int64_t v = value.as_integer();
+  if (v < min || v > 1'000'000)
+    value.fail(fmt::format("expected an integer in [{}, 1000000]", min));
+  return static_cast<int>(v);
+}
+
+std::map<std::string, PartitionLaunch> parse_partitions(const JsonValue& object) {
+  std::map<std::string, PartitionLaunch> out;
+  for (const std::string& key : object.keys()) {
+    const JsonValue launch = object.at(key);
+    reject_unknown_keys(launch, {"slot", "sms"});
+    PartitionLaunch p;
+    p.slot = launch.string("slot");
+    if (p.slot.empty()) launch.at("slot").fail("expected a launch slot name such as \"norm_0\"");
+    p.sms = small_int(launch.at("sms"), 1);
+    out.emplace(key, std::move(p));
+  }
+  return out;
+}
+
+ScheduleInstruction parse_instruction(const JsonValue& json) {
+  reject_unknown_keys(json, {"microbatch", "direction", "clock_mhz", "execution", "partitions",
+                             "recompute_partitions"});
+  ScheduleInstruction in;
+  in.microbatch = small_int(json.at("microbatch"), 0);
+  in.direction = one_of(json.at("direction"), {"forward", "backward"});
+  in.clock = MHz(static_cast<double>(small_int(json.at("clock_mhz"), 1)));
+  in.execution = one_of(json.at("execution"), {"sequential", "nanobatch"});
+  if (auto partitions = json.find("partitions")) in.partitions = parse_partitions(*partitions);
+  if (auto recompute = json.find("recompute_partitions")) {
+    if (in.direction != "backward") recompute->fail("only a backward instruction recomputes");
+    in.recompute_partitions = parse_partitions(*recompute);
+  }
+  const bool has_partitions = !in.partitions.empty() || !in.recompute_partitions.empty();
+  if (in.execution == "nanobatch" && in.partitions.empty()) {
+    json.fail("a nanobatch instruction needs \"partitions\"");
+  }
+  if (in.execution == "sequential" && has_partitions) {
+    json.fail("a sequential instruction launches no partitions; use execution \"nanobatch\"");
+  }
+  return in;
+}
+
+// Each microbatch runs forward then backward exactly once per stage, forwards and backwards each
+// in microbatch order (1F1B and its warm-up/cool-down variants all satisfy this).
+int check_order(const JsonValue& instructions, const StageSchedule& stage) {
+  int next_forward = 0;
+  int next_backward = 0;
+  for (std::size_t i = 0; i < stage.instructions.size(); ++i) {
+    const ScheduleInstruction& in = stage.instructions[i];
+    const bool forward = in.direction == "forward";
+    const int expected = forward ? next_forward : next_backward;
+    if (in.microbatch != expected) {
+      instructions.at(i).fail(
+          fmt::format("expected the {} of microbatch {} here", in.direction, expected));
+    }
+    if (!forward && in.microbatch >= next_forward) {
+      instructions.at(i).fail(
+          fmt::format("backward of microbatch {} before its forward", in.microbatch));
+    }
+    (forward ? next_forward : next_backward) += 1;
+  }
+  if (next_forward != next_backward) {
+    instructions.fail(fmt::format("{} forwards but {} backwards", next_forward, next_backward));
+  }
+  return next_forward;
+}
+
+StageSchedule parse_stage(const JsonValue& json, int index) {
+  reject_unknown_keys(json, {"stage", "instructions"});
+  StageSchedule stage;
+  stage.stage = small_int(json.at("stage"), 0);
+  if (stage.stage != index)
+    json.at("stage").fail(fmt::format("expected {} (stages in order)", index));
+  const JsonValue instructions = json.at("instructions");
+  if (!instructions.is_array() || instructions.size() == 0) {
+    instructions.fail("expected a non-empty array of instructions");
+  }
+  for (std::size_t i = 0; i < instructions.size(); ++i) {
+    stage.instructions.push_back(parse_instruction(instructions.at(i)));
+  }
+  return stage;
+}
+
+Json partitions_json(const std::map<std::string, PartitionLaunch>& partitions) {
+  Json out = Json::object();
+  for (const auto& [key, p] : partitions) out[key] = {{"slot", p.slot}, {"sms", p.sms}};
+  return out;
+}
+
+Schedule schedule_from(const JsonValue& root) {
+  if (!root.is_object()) root.fail("expected a schedule object");
+  reject_unknown_keys(root, {"format_version", "workload", "method", "predicted", "gpu", "stages"});
+  Schedule s;
+  s.format_version = static_cast<int>(root.integer("format_version"));
+  if (s.format_version != kScheduleFormatVersion) {
+    root.at("format_version")
+        .fail(fmt::format("this Kareus reads format_version {}", kScheduleFormatVersion));
+  }
+  const JsonValue workload = root.at("workload");
+  if (!workload.is_object()) workload.fail("expected an object");
+  s.workload = workload.raw();
+  s.method = root.string("method");
+  if (!kMethods.contains(s.method)) {
+    root.at("method").fail("expected one of: kareus, perseus, nanobatch-perseus, megatron");
+  }
+  s.gpu = root.string("gpu");
+  if (s.gpu.empty()) root.at("gpu").fail("expected the GPU name");
+
+  const JsonValue predicted = root.at("predicted");
+  reject_unknown_keys(predicted, {"iteration_time_s", "energy_j", "dynamic_energy_j"});
+  s.predicted.iteration_time = Seconds(predicted.at("iteration_time_s").as_positive_number());
+  s.predicted.energy = Joules(predicted.at("energy_j").as_positive_number());
+  s.predicted.dynamic_energy = Joules(predicted.at("dynamic_energy_j").as_non_negative_number());
+  if (s.predicted.dynamic_energy > s.predicted.energy) {
+    predicted.at("dynamic_energy_j").fail("must not exceed energy_j");
+  }
+
+  const JsonValue stages = root.at("stages");
+  if (!stages.is_array() || stages.size() == 0) stages.fail("expected a non-empty array of stages");
+  int microbatches = -1;
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    s.stages.push_back(parse_stage(stages.at(i), static_cast<int>(i)));
+    const JsonValue instructions = stages.at(i).at("instructions");
+    const int count = check_order(instructions, s.stages.back());
+    if (microbatches >= 0 && count != microbatches) {
+      instructions.fail(fmt::format("{} microbatches, but stage 0 runs {}", count, microbatches));
+    }
+    microbatches = count;
+  }
+  return s;
+}
+
+}  // namespace
+
+Schedule parse_schedule(std::string_view text, const std::string& source_name) {
+  return schedule_from(JsonDocument::parse(text, source_name).root());
+}
+
+Schedule load_schedule(const std::filesystem::path& path) {
+  return schedule_from(JsonDocument::load_file(path).root());
+}
+
+void validate_schedule(const Schedule& schedule, std::string_view where) {
+  parse_schedule(to_json(schedule), std::string(where));
+}
+
+std::string to_json(const Schedule& s) {
+  Json stages = Json::array();
+  for (const StageSchedule& stage : s.stages) {
+    Json instructions = Json::array();
+    for (const ScheduleInstruction& in : stage.instructions) {
+      Json j = {{"microbatch", in.microbatch},
+                {"direction", in.direction},
+                {"clock_mhz", static_cast<std::int64_t>(in.clock.value())},
+                {"execution", in.execution}};
+      if (!in.partitions.empty()) j["partitions"] = partitions_json(in.partitions);
+      if (!in.recompute_partitions.empty()) {
+        j["recompute_partitions"] = partitions_json(in.recompute_partitions);
+      }
+      instructions.push_back(std::move(j));
+    }
+    stages.push_back({{"stage", stage.stage}, {"instructions", std::move(instructions)}});
+  }
+  const Json root = {{"format_version", s.format_version},
+                     {"workload", s.workload},
+                     {"method", s.method},
+                     {"gpu", s.gpu},
+                     {"predicted",
+                      {{"iteration_time_s", s.predicted.iteration_time.value()},
+                       {"energy_j", s.predicted.energy.value()},
+                       {"dynamic_energy_j", s.predicted.dynamic_energy.value()}}},
+                     {"stages", std::move(stages)}};
+  return root.dump(2) + "\n";
+}
+
+}  // namespace kareus::runtime

@@ -1,0 +1,154 @@
+#include "kareus/runtime/schedule.hpp"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "kareus/core/error.hpp"
+
+namespace kareus::runtime {
+namespace {
+
+const std::string kFixture = std::string(KAREUS_TEST_DATA_DIR) + "/runtime/two_stages.json";
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The fixture with one edit applied, parsed under the name "s.json".
+std::string error_after(const std::function<void(Json&)>& edit) {
+  Json doc = JsonDocument::load_file(kFixture).raw();
+  edit(doc);
+  return error_of([&] { parse_schedule(doc.dump(), "s.json"); });
+}
+
+TEST(Schedule, LoadsEveryField) {
+  const Schedule s = load_schedule(kFixture);
+  EXPECT_EQ(s.format_version, 1);
+  EXPECT_EQ(s.method, "kareus");
+  EXPECT_EQ(s.gpu, "NVIDIA A100-SXM4-40GB");
+  EXPECT_EQ(s.workload.at("tp"), 8);
+  EXPECT_DOUBLE_EQ(s.predicted.iteration_time.value(), 2.75);
+  EXPECT_DOUBLE_EQ(s.predicted.energy.value(), 9800.5);
+  EXPECT_DOUBLE_EQ(s.predicted.dynamic_energy.value(), 5120.25);
+  ASSERT_EQ(s.stages.size(), 2u);
+  ASSERT_EQ(s.stages[0].instructions.size(), 6u);
+  const ScheduleInstruction& b0 = s.stages[0].instructions[2];
+  EXPECT_EQ(b0.microbatch, 0);
+  EXPECT_EQ(b0.direction, "backward");
+  EXPECT_EQ(b0.clock, MHz(900));
+  EXPECT_EQ(b0.execution, "nanobatch");
+  EXPECT_EQ(b0.partitions.at("bwd_attn"), (PartitionLaunch{"rope_0", 30}));
+  EXPECT_EQ(b0.recompute_partitions.at("fwd_attn"), (PartitionLaunch{"attn_0", 21}));
+}
+
+TEST(Schedule, RoundTripsThroughJson) {
+  const Schedule s = load_schedule(kFixture);
+  const std::string text = to_json(s);
+  EXPECT_EQ(parse_schedule(text, "again.json"), s);
+  EXPECT_EQ(to_json(parse_schedule(text, "again.json")), text);
+}
+
+TEST(Schedule, SequentialInstructionsRoundTripWithoutPartitions) {
+  Schedule s = load_schedule(kFixture);
+  s.method = "perseus";
+  for (auto& stage : s.stages) {
+    for (auto& in : stage.instructions) {
+      in.execution = "sequential";
+      in.partitions.clear();
+      in.recompute_partitions.clear();
+    }
+  }
+  const std::string text = to_json(s);
+  EXPECT_EQ(text.find("partitions"), std::string::npos);
+  EXPECT_EQ(parse_schedule(text, "seq.json"), s);
+}
+
+TEST(Schedule, FieldErrorsNameFileAndPointer) {
+  EXPECT_EQ(error_after([](Json& d) { d["format_version"] = 2; }),
+            "s.json: /format_version = 2: this Kareus reads format_version 1");
+  EXPECT_EQ(error_after([](Json& d) { d["method"] = "zeus"; }),
+            "s.json: /method = \"zeus\": expected one of: kareus, perseus, nanobatch-perseus, "
+            "megatron");
+  EXPECT_EQ(error_after([](Json& d) { d["predicted"].erase("energy_j"); }),
+            "s.json: /predicted/energy_j: required field is missing");
+  EXPECT_EQ(error_after([](Json& d) { d["predicted"]["dynamic_energy_j"] = 1e6; }),
+            "s.json: /predicted/dynamic_energy_j = 1000000.0: must not exceed energy_j");
+  EXPECT_EQ(error_after([](Json& d) { d["stages"][1]["instructions"][0]["clock_mhz"] = 1200.5; }),
+            "s.json: /stages/1/instructions/0/clock_mhz = 1200.5: expected an integer");
+  EXPECT_EQ(error_after([](Json& d) { d["stages"][0]["instructions"][1]["direction"] = "fwd"; }),
+            "s.json: /stages/0/instructions/1/direction = \"fwd\": expected one of: forward, "
+            "backward");
+  EXPECT_EQ(error_after([](Json& d) {
+              d["stages"][0]["instructions"][0]["partitions"]["fwd_attn"]["sms"] = 0;
+            }),
+            "s.json: /stages/0/instructions/0/partitions/fwd_attn/sms = 0: expected an integer in "
+            "[1, 1000000]");
+  EXPECT_EQ(error_after([](Json& d) { d["stages"][0]["instructions"][0]["clokc_mhz"] = 900; }),
+            "s.json: /stages/0/instructions/0/clokc_mhz = 900: unknown field \"clokc_mhz\"; "
+            "allowed: microbatch, direction, clock_mhz, execution, partitions, "
+            "recompute_partitions");
+  EXPECT_EQ(error_after([](Json& d) { d["stages"][1]["stage"] = 0; }),
+            "s.json: /stages/1/stage = 0: expected 1 (stages in order)");
+}
+
+TEST(Schedule, PartitionsMustMatchTheExecutionMode) {
+  EXPECT_NE(error_after([](Json& d) {
+              d["stages"][0]["instructions"][0]["execution"] = "sequential";
+            }).find("/stages/0/instructions/0 = {"),
+            std::string::npos);
+  EXPECT_NE(error_after([](Json& d) {
+              d["stages"][0]["instructions"][0].erase("partitions");
+            }).find("a nanobatch instruction needs \"partitions\""),
+            std::string::npos);
+  EXPECT_NE(error_after([](Json& d) {
+              d["stages"][0]["instructions"][0]["recompute_partitions"] = Json::object();
+            }).find("/stages/0/instructions/0/recompute_partitions = {}: only a backward"),
+            std::string::npos);
+}
+
+TEST(Schedule, OrderErrorsPointAtTheInstruction) {
+  // Stage 1 runs F0 B0 F1 B1 F2 B2; swapping F0 and B0 runs a backward before its forward.
+  EXPECT_EQ(error_after([](Json& d) {
+              std::swap(d["stages"][1]["instructions"][0], d["stages"][1]["instructions"][1]);
+            }).rfind("s.json: /stages/1/instructions/0 = ", 0),
+            0u);
+  EXPECT_NE(error_after([](Json& d) {
+              std::swap(d["stages"][1]["instructions"][0], d["stages"][1]["instructions"][1]);
+            }).find(": backward of microbatch 0 before its forward"),
+            std::string::npos);
+  EXPECT_NE(error_after([](Json& d) {
+              d["stages"][0]["instructions"][3]["microbatch"] = 1;
+            }).find("/stages/0/instructions/3 = {"),
+            std::string::npos);
+  EXPECT_NE(error_after([](Json& d) {
+              d["stages"][1]["instructions"].erase(5);
+            }).find("/stages/1/instructions = [{"),
+            std::string::npos);
+  const std::string fewer = error_after([](Json& d) {
+    for (int i = 0; i < 2; ++i) d["stages"][1]["instructions"].erase(4);
+  });
+  EXPECT_NE(fewer.find("2 microbatches, but stage 0 runs 3"), std::string::npos) << fewer;
+}
+
+TEST(Schedule, ValidatesSchedulesBuiltInMemory) {
+  Schedule s = load_schedule(kFixture);
+  EXPECT_NO_THROW(validate_schedule(s, "planner"));
+  s.stages[0].instructions[0].partitions["fwd_attn"].slot = "";
+  EXPECT_EQ(error_of([&] { validate_schedule(s, "planner"); }),
+            "planner: /stages/0/instructions/0/partitions/fwd_attn/slot = \"\": expected a launch "
+            "slot name such as \"norm_0\"");
+}
+
+TEST(Schedule, MissingFileIsAnError) {
+  EXPECT_EQ(error_of([] { load_schedule("/nonexistent/s.json"); }),
+            "/nonexistent/s.json: cannot open file for reading");
+}
+
+}  // namespace
+}  // namespace kareus::runtime
