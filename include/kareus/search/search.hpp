@@ -1,0 +1,91 @@
+// Search over a Problem's configuration space for its time-energy Pareto frontier.
+// Options in, SearchResult (with a printable Summary) out; every random choice comes from
+// options.seed, so a run is a deterministic function of the seed and the measurements it sees.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kareus/search/problem.hpp"
+
+namespace kareus::search {
+
+enum class Strategy {
+  exhaustive,  // every configuration: the ground truth
+  random,      // uniform without replacement
+  paper,       // the artifact's multi-pass MBO
+  kareus,      // ours (see kareus_mbo.cpp)
+};
+Strategy parse_strategy(std::string_view name);
+const char* to_string(Strategy strategy);
+
+enum class StopReason {
+  space_exhausted,  // every configuration is measured
+  budget,           // the --budget cap was reached
+  batches_done,     // the strategy's planned batches are done
+  converged,        // the strategy's convergence test fired
+};
+const char* to_string(StopReason reason);
+
+struct SearchProgress {
+  std::size_t measurements = 0;
+  // Most measurements this search can take (budget or space size), for a progress bar.
+  std::size_t planned = 0;
+  double hypervolume = 0.0;
+  double gpu_hours = 0.0;
+};
+
+struct SearchOptions {
+  Strategy strategy = Strategy::kareus;
+  std::uint64_t seed = 0;
+  // Caps the number of measurements for any strategy; must be at least 1 when set.
+  std::optional<std::size_t> budget;
+  // Called after every measured batch.
+  std::function<void(const SearchProgress&)> on_progress;
+};
+
+struct MeasuredPoint {
+  std::size_t id = 0;
+  Measurement measurement;
+  std::size_t batch = 0;  // 0 is the initial sample
+  // Which rule picked it ("initial", "hvi_total", "hvi_dynamic", "fastest", "uncertainty", ...).
+  std::string selected_by;
+};
+
+struct SearchSummary {
+  Strategy strategy = Strategy::kareus;
+  std::size_t configurations = 0;
+  std::size_t measurements_taken = 0;
+  std::size_t measurements_reused = 0;
+  std::size_t batches = 0;
+  // Exact hypervolume (s x J) of the measured (time, total energy) points with the reference
+  // point 1.1 x the observed maxima, the artifact's convention.
+  double hypervolume = 0.0;
+  // GPU time spent on measurements taken by this run (reused ones cost nothing again).
+  double gpu_hours = 0.0;
+  StopReason stop_reason = StopReason::space_exhausted;
+
+  std::size_t measurements() const { return measurements_taken + measurements_reused; }
+  std::string to_string() const;
+};
+
+struct SearchResult {
+  // Every measured configuration, in measurement order.
+  std::vector<MeasuredPoint> measured;
+  // Config ids of the Pareto set of measured points in (time, total energy), by increasing time.
+  std::vector<std::size_t> frontier_total;
+  // The same in (time, dynamic energy).
+  std::vector<std::size_t> frontier_dynamic;
+  SearchSummary summary;
+};
+
+SearchResult run_search(Problem& problem, const SearchOptions& options);
+
+// Hypervolume of (time, total energy) points, reference 1.1 x their maxima.
+double observed_hypervolume(const std::vector<Measurement>& measurements);
+
+}  // namespace kareus::search

@@ -1,0 +1,33 @@
+#include "kareus/search/problem.hpp"
+
+#include "kareus/core/error.hpp"
+
+namespace kareus::search {
+
+SizeClass size_class_of(std::size_t compute_ops) {
+  if (compute_ops == 0) {
+    throw Error::invalid("partition", "compute_ops", "0",
+                         "a partition has at least one compute op");
+  }
+  if (compute_ops == 1) return SizeClass::small;
+  if (compute_ops <= 3) return SizeClass::medium;
+  return SizeClass::large;
+}
+
+const char* to_string(SizeClass size_class) {
+  switch (size_class) {
+    case SizeClass::small:
+      return "small";
+    case SizeClass::medium:
+      return "medium";
+    case SizeClass::large:
+      return "large";
+  }
+  return "?";
+}
+
+std::vector<double> Problem::physical_features(std::size_t) const {
+  return {};
+}
+
+}  // namespace kareus::search

@@ -1,0 +1,187 @@
+#include "kareus/search/search.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "kareus/core/error.hpp"
+#include "kareus/search/hypervolume.hpp"
+#include "synthetic_problem.hpp"
+
+namespace kareus::search {
+namespace {
+
+using testing::SyntheticProblem;
+using testing::SyntheticShape;
+
+SyntheticShape large_shape() {
+  return {4, 4, 2.0e-3, 48e6, 0.005, 1};
+}
+SyntheticShape small_shape() {
+  return {1, 1, 1.0e-3, 24e6, 0.005, 2};
+}
+
+SearchOptions with(Strategy strategy, std::uint64_t seed = 0) {
+  SearchOptions o;
+  o.strategy = strategy;
+  o.seed = seed;
+  return o;
+}
+
+std::vector<std::size_t> ids_of(const SearchResult& r) {
+  std::vector<std::size_t> ids;
+  for (const auto& p : r.measured) ids.push_back(p.id);
+  return ids;
+}
+
+// Hypervolume of a result's (time, total energy) points under the exhaustive run's normalisation
+// and reference point, as a fraction of the exhaustive frontier's.
+double hv_fraction(const SearchResult& result, const SyntheticProblem& problem) {
+  std::vector<Point2> all;
+  Point2 lo{1e300, 1e300}, hi{0, 0};
+  for (std::size_t id = 0; id < problem.size(); ++id) {
+    const Measurement m = problem.truth(id);
+    all.push_back({m.time.value(), m.total_energy.value()});
+    lo = {std::min(lo.x, all.back().x), std::min(lo.y, all.back().y)};
+    hi = {std::max(hi.x, all.back().x), std::max(hi.y, all.back().y)};
+  }
+  const Point2 ref{1.1 * hi.x, 1.1 * hi.y};
+  std::vector<Point2> found;
+  for (const auto& p : result.measured) {
+    found.push_back({p.measurement.time.value(), p.measurement.total_energy.value()});
+  }
+  return hypervolume_2d(found, ref) / hypervolume_2d(all, ref);
+}
+
+TEST(Search, ExhaustiveMeasuresEveryConfigOnce) {
+  SyntheticProblem problem(small_shape());
+  const SearchResult r = run_search(problem, with(Strategy::exhaustive));
+  EXPECT_EQ(r.summary.measurements_taken, problem.size());
+  EXPECT_EQ(
+      std::set<std::size_t>(problem.measured_ids().begin(), problem.measured_ids().end()).size(),
+      problem.size());
+  EXPECT_EQ(problem.measured_ids().size(), problem.size());
+  EXPECT_EQ(r.summary.stop_reason, StopReason::space_exhausted);
+  EXPECT_DOUBLE_EQ(hv_fraction(r, problem), 1.0);
+  // The frontier is the Pareto set: no measured point dominates a frontier point.
+  for (std::size_t id : r.frontier_total) {
+    const Measurement f = problem.truth(id);
+    for (const auto& p : r.measured) {
+      EXPECT_FALSE(p.measurement.time < f.time && p.measurement.total_energy < f.total_energy);
+    }
+  }
+  EXPECT_GT(r.summary.gpu_hours, 0.0);
+}
+
+TEST(Search, RandomIsWithoutReplacementAndSeeded) {
+  SyntheticProblem problem(large_shape());
+  SearchOptions options = with(Strategy::random, 5);
+  options.budget = 100;
+  const SearchResult a = run_search(problem, options);
+  EXPECT_EQ(a.measured.size(), 100u);
+  const auto ids = ids_of(a);
+  EXPECT_EQ(std::set<std::size_t>(ids.begin(), ids.end()).size(), 100u);
+  EXPECT_EQ(a.summary.stop_reason, StopReason::budget);
+  SyntheticProblem again(large_shape());
+  EXPECT_EQ(ids_of(run_search(again, options)), ids);
+  options.seed = 6;
+  SyntheticProblem other(large_shape());
+  EXPECT_NE(ids_of(run_search(other, options)), ids);
+}
+
+TEST(Search, ZeroBudgetIsAnError) {
+  SyntheticProblem problem(small_shape());
+  for (Strategy s : {Strategy::exhaustive, Strategy::random, Strategy::paper, Strategy::kareus}) {
+    SearchOptions options = with(s);
+    options.budget = 0;
+    try {
+      run_search(problem, options);
+      FAIL() << "budget 0 accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("budget"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_TRUE(problem.measured_ids().empty());
+}
+
+TEST(Search, BudgetCapsEveryStrategy) {
+  for (Strategy s : {Strategy::exhaustive, Strategy::random, Strategy::paper, Strategy::kareus}) {
+    SyntheticProblem problem(large_shape());
+    SearchOptions options = with(s);
+    options.budget = 30;
+    const SearchResult r = run_search(problem, options);
+    EXPECT_EQ(r.measured.size(), 30u) << to_string(s);
+    EXPECT_EQ(r.summary.stop_reason, StopReason::budget) << to_string(s);
+  }
+}
+
+TEST(Search, ParseStrategy) {
+  EXPECT_EQ(parse_strategy("paper"), Strategy::paper);
+  EXPECT_THROW(parse_strategy("bayes"), Error);
+}
+
+TEST(Search, PaperFollowsTheArtifactPlan) {
+  SyntheticProblem problem(large_shape());
+  const SearchResult r = run_search(problem, with(Strategy::paper, 3));
+  std::map<std::size_t, std::map<std::string, int>> by_batch;
+  for (const auto& p : r.measured) ++by_batch[p.batch][p.selected_by];
+  EXPECT_EQ(by_batch[0], (std::map<std::string, int>{{"initial", 96}}));
+  ASSERT_GE(r.summary.batches, 3u);  // the moving average needs two batches
+  for (std::size_t b = 1; b < r.summary.batches; ++b) {
+    EXPECT_EQ(by_batch[b]["hvi_total"] + by_batch[b]["fill"], 13 + 6 - by_batch[b]["hvi_dynamic"]);
+    EXPECT_EQ(by_batch[b]["fastest"], 6);
+    EXPECT_EQ(by_batch[b]["uncertainty"], 7);
+  }
+  if (r.summary.stop_reason == StopReason::batches_done) {
+    EXPECT_EQ(r.measured.size(), 96u + 4 * 32);
+  } else {
+    EXPECT_EQ(r.summary.stop_reason, StopReason::converged);
+  }
+  SyntheticProblem again(large_shape());
+  EXPECT_EQ(ids_of(run_search(again, with(Strategy::paper, 3))), ids_of(r));
+}
+
+// A problem whose configurations all measure the same: no batch can improve the hypervolume.
+class FlatProblem : public testing::SyntheticProblem {
+ public:
+  using SyntheticProblem::SyntheticProblem;
+  std::vector<Measurement> measure(const std::vector<std::size_t>& ids) override {
+    return std::vector<Measurement>(ids.size(), truth(0));
+  }
+};
+
+TEST(Search, PaperStopsEarlyWhenTheHypervolumeStalls) {
+  FlatProblem problem(large_shape());
+  const SearchResult r = run_search(problem, with(Strategy::paper, 1));
+  EXPECT_EQ(r.summary.stop_reason, StopReason::converged);
+  EXPECT_EQ(r.summary.batches, 3u);
+  EXPECT_EQ(r.measured.size(), 96u + 2 * 32);
+}
+
+TEST(Search, KareusIsDeterministicUnderASeed) {
+  SyntheticProblem a(large_shape());
+  SyntheticProblem b(large_shape());
+  EXPECT_EQ(ids_of(run_search(a, with(Strategy::kareus, 9))),
+            ids_of(run_search(b, with(Strategy::kareus, 9))));
+}
+
+TEST(Search, SummaryPrintsItself) {
+  SyntheticProblem problem(small_shape());
+  SearchOptions options = with(Strategy::random, 1);
+  options.budget = 20;
+  std::vector<SearchProgress> reports;
+  options.on_progress = [&](const SearchProgress& p) { reports.push_back(p); };
+  const SearchResult r = run_search(problem, options);
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports.back().measurements, 20u);
+  EXPECT_EQ(reports.back().planned, 20u);
+  EXPECT_DOUBLE_EQ(reports.back().hypervolume, r.summary.hypervolume);
+  const std::string text = r.summary.to_string();
+  EXPECT_NE(text.find("20 of 180"), std::string::npos) << text;
+  EXPECT_NE(text.find("stopped: budget"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace kareus::search
