@@ -1,0 +1,39 @@
+// Where the frequency controller sends its clock changes: NVML in this process (needs root), or
+// kareusd, the privileged clock daemon (src/runtime/daemon_client.cpp). One GPU per backend.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kareus/core/units.hpp"
+#include "kareus/nvml/nvml.hpp"
+
+namespace kareus::runtime {
+
+class ClockBackend {
+ public:
+  virtual ~ClockBackend() = default;
+  // Locks the SM clock to `clock` (min = max).
+  virtual void set_sm_clock(MHz clock) = 0;
+  // Back to the driver's default clock management.
+  virtual void reset_sm_clock() = 0;
+  virtual std::vector<MHz> supported_sm_clocks() = 0;
+  // "NVML gpu 0", for messages.
+  virtual std::string describe() const = 0;
+};
+
+class NvmlClockBackend final : public ClockBackend {
+ public:
+  NvmlClockBackend(std::shared_ptr<const nvml::Nvml> nvml, unsigned gpu);
+  void set_sm_clock(MHz clock) override;
+  void reset_sm_clock() override;
+  std::vector<MHz> supported_sm_clocks() override;
+  std::string describe() const override;
+
+ private:
+  std::shared_ptr<const nvml::Nvml> nvml_;
+  unsigned gpu_;
+};
+
+}  // namespace kareus::runtime

@@ -1,0 +1,85 @@
+// Applies a schedule's per-instruction SM clocks during training. The training loop calls
+// on_instruction_begin() before each forward/backward; the call checks it against the schedule's
+// order and hands the clock to a worker thread, so the loop never waits on NVML or kareusd. The
+// GPU's default clocks come back on destruction (normal exit, exceptions), at process exit for a
+// controller never destroyed, and on SIGINT/SIGTERM (then the signal goes on to its previous
+// handler, so the process still dies or Python still raises KeyboardInterrupt).
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kareus/runtime/clock_backend.hpp"
+#include "kareus/runtime/schedule.hpp"
+
+namespace kareus::runtime {
+
+struct ControllerOptions {
+  // Off when the host program restores clocks from its own signal handling.
+  bool restore_on_signals = true;
+};
+
+struct ControllerStats {
+  std::size_t instructions = 0;   // on_instruction_begin calls accepted
+  std::size_t clock_changes = 0;  // clocks handed to the backend
+  std::size_t skipped = 0;        // same clock as the previous instruction: no call
+};
+
+class FrequencyController {
+ public:
+  // Checks every clock of `stage` against the backend's supported clocks before training starts.
+  FrequencyController(const Schedule& schedule, int stage, std::unique_ptr<ClockBackend> backend,
+                      ControllerOptions options = {});
+  ~FrequencyController();
+  FrequencyController(const FrequencyController&) = delete;
+  FrequencyController& operator=(const FrequencyController&) = delete;
+
+  // Throws Error when the call is not the stage's next instruction, when an earlier clock change
+  // failed, or after the default clocks were restored.
+  void on_instruction_begin(int stage, int microbatch, const std::string& direction);
+  // End of one training iteration: every instruction must have run; the schedule starts over.
+  void on_step_end();
+  // Blocks until every queued clock change reached the backend; rethrows a failed change.
+  void wait_until_applied();
+  // Drops queued changes and resets the GPU's clocks; later calls are refused. Idempotent.
+  void restore_default_clocks();
+  ControllerStats stats() const;
+  int stage() const { return stage_; }
+
+ private:
+  void worker_loop();
+  void throw_if_failed() const;
+
+  std::vector<ScheduleInstruction> instructions_;
+  int stage_;
+  std::unique_ptr<ClockBackend> backend_;
+  ControllerOptions options_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable idle_;
+  std::deque<MHz> queue_;
+  bool busy_ = false;
+  bool stopping_ = false;
+  std::exception_ptr failure_;
+  std::size_t position_ = 0;
+  std::optional<MHz> last_requested_;
+  ControllerStats stats_;
+
+  // Serialises backend calls between the worker and restore_default_clocks().
+  std::mutex backend_mutex_;
+  bool locked_ = false;    // a clock was set and not yet reset
+  bool restored_ = false;  // no more clock changes may reach the GPU
+
+  std::thread worker_;
+};
+
+}  // namespace kareus::runtime

@@ -1,0 +1,192 @@
+#include "kareus/runtime/frequency_controller.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "kareus/core/error.hpp"
+#include "restore_on_signal.hpp"
+
+namespace kareus::runtime {
+namespace {
+
+const StageSchedule& stage_of(const Schedule& schedule, int stage) {
+  if (stage < 0 || stage >= static_cast<int>(schedule.stages.size())) {
+    throw Error::invalid("frequency controller", "stage", std::to_string(stage),
+                         fmt::format("the schedule has stages 0..{}", schedule.stages.size() - 1));
+  }
+  return schedule.stages[static_cast<std::size_t>(stage)];
+}
+
+void check_supported(const StageSchedule& stage, ClockBackend& backend) {
+  const std::vector<MHz> supported = backend.supported_sm_clocks();
+  for (std::size_t i = 0; i < stage.instructions.size(); ++i) {
+    const MHz clock = stage.instructions[i].clock;
+    if (std::find(supported.begin(), supported.end(), clock) == supported.end()) {
+      throw Error(fmt::format(
+          "frequency controller: stage {} instruction {} asks for {} MHz, which {} does not "
+          "support (it supports {} to {} MHz)",
+          stage.stage, i, clock.value(), backend.describe(),
+          supported.empty() ? 0.0 : supported.back().value(),
+          supported.empty() ? 0.0 : supported.front().value()));
+    }
+  }
+}
+
+}  // namespace
+
+FrequencyController::FrequencyController(const Schedule& schedule, int stage,
+                                         std::unique_ptr<ClockBackend> backend,
+                                         ControllerOptions options)
+    : instructions_(stage_of(schedule, stage).instructions),
+      stage_(stage),
+      backend_(std::move(backend)),
+      options_(options) {
+  check_supported(stage_of(schedule, stage), *backend_);
+  worker_ = std::thread([this] { worker_loop(); });
+  try {
+    register_for_restore(this, options_.restore_on_signals);
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    worker_.join();
+    throw;
+  }
+}
+
+FrequencyController::~FrequencyController() {
+  unregister_for_restore(this);
+  restore_default_clocks();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  worker_.join();
+}
+
+void FrequencyController::worker_loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;
+    const MHz clock = queue_.front();
+    queue_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    std::exception_ptr failure;
+    {
+      std::lock_guard<std::mutex> backend_lock(backend_mutex_);
+      if (!restored_) {
+        try {
+          locked_ = true;  // a failed set may still have changed the clock
+          backend_->set_sm_clock(clock);
+        } catch (...) {
+          failure = std::current_exception();
+        }
+      }
+    }
+    lock.lock();
+    busy_ = false;
+    if (failure) {
+      failure_ = failure;
+      queue_.clear();
+    }
+    idle_.notify_all();
+  }
+}
+
+void FrequencyController::throw_if_failed() const {
+  if (!failure_) return;
+  try {
+    std::rethrow_exception(failure_);
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("frequency controller: a clock change on stage {} failed: {}", stage_,
+                            e.what()));
+  }
+}
+
+void FrequencyController::on_instruction_begin(int stage, int microbatch,
+                                               const std::string& direction) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  throw_if_failed();
+  if (stopping_) {
+    throw Error(fmt::format(
+        "frequency controller: stage {} was stopped and its default clocks restored", stage_));
+  }
+  if (stage != stage_) {
+    throw Error(
+        fmt::format("frequency controller for stage {} called for stage {}", stage_, stage));
+  }
+  if (position_ >= instructions_.size()) {
+    throw Error(fmt::format(
+        "frequency controller: stage {} runs {} instructions per iteration and all have run; "
+        "call on_step_end() before the next iteration ({} of microbatch {} called)",
+        stage_, instructions_.size(), direction, microbatch));
+  }
+  const ScheduleInstruction& expected = instructions_[position_];
+  if (expected.microbatch != microbatch || expected.direction != direction) {
+    throw Error(fmt::format(
+        "frequency controller: schedule order violated on stage {} at instruction {}: the "
+        "schedule runs the {} of microbatch {}, the training loop called the {} of microbatch {}",
+        stage_, position_, expected.direction, expected.microbatch, direction, microbatch));
+  }
+  ++position_;
+  ++stats_.instructions;
+  if (last_requested_ == expected.clock) {
+    ++stats_.skipped;
+    return;
+  }
+  last_requested_ = expected.clock;
+  ++stats_.clock_changes;
+  queue_.push_back(expected.clock);
+  wake_.notify_one();
+}
+
+void FrequencyController::on_step_end() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  throw_if_failed();
+  if (position_ != instructions_.size()) {
+    throw Error(fmt::format(
+        "frequency controller: iteration of stage {} ended after {} of its {} instructions", stage_,
+        position_, instructions_.size()));
+  }
+  position_ = 0;
+}
+
+void FrequencyController::wait_until_applied() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  idle_.wait(lock, [&] { return queue_.empty() && !busy_; });
+  throw_if_failed();
+}
+
+void FrequencyController::restore_default_clocks() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    queue_.clear();
+  }
+  std::lock_guard<std::mutex> backend_lock(backend_mutex_);
+  restored_ = true;
+  if (!locked_) return;
+  try {
+    backend_->reset_sm_clock();
+    locked_ = false;
+  } catch (const std::exception& e) {
+    // Called from destructors, the signal watcher and atexit: nobody can catch it there.
+    std::fprintf(stderr, "kareus: could not restore the default clocks of %s: %s\n",
+                 backend_->describe().c_str(), e.what());
+  }
+}
+
+ControllerStats FrequencyController::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+}  // namespace kareus::runtime

@@ -1,0 +1,104 @@
+#include "restore_on_signal.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "kareus/core/error.hpp"
+#include "kareus/runtime/frequency_controller.hpp"
+
+namespace kareus::runtime {
+namespace {
+
+constexpr int kSignals[] = {SIGINT, SIGTERM};
+
+// Never destroyed: the atexit hook and the detached watcher may run after static destructors.
+struct Registry {
+  std::mutex mutex;
+  std::set<FrequencyController*> live;
+  bool watcher_started = false;
+  bool handlers_installed = false;
+  struct sigaction previous[2] = {};
+};
+
+Registry& registry() {
+  static Registry* r = new Registry;
+  return *r;
+}
+
+int signal_pipe[2] = {-1, -1};
+
+void on_signal(int signo) {
+  const int saved = errno;
+  const unsigned char byte = static_cast<unsigned char>(signo);
+  const ssize_t ignored = write(signal_pipe[1], &byte, 1);
+  (void)ignored;
+  errno = saved;
+}
+
+void restore_all_locked(Registry& r) {
+  for (FrequencyController* c : r.live) c->restore_default_clocks();
+}
+
+void watch_signals() {
+  for (;;) {
+    unsigned char byte = 0;
+    const ssize_t n = read(signal_pipe[0], &byte, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    const int signo = byte;
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    restore_all_locked(r);
+    // Hand the signal to whoever had it before: the default action ends the process with the
+    // right status; Python's handler raises KeyboardInterrupt in the main thread.
+    for (int i = 0; i < 2; ++i) sigaction(kSignals[i], &r.previous[i], nullptr);
+    r.handlers_installed = false;
+    kill(getpid(), signo);
+  }
+}
+
+void restore_at_exit() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  restore_all_locked(r);
+}
+
+void install_locked(Registry& r) {
+  if (!r.watcher_started) {
+    if (pipe2(signal_pipe, O_CLOEXEC) != 0) throw Error("frequency controller: pipe2 failed");
+    std::thread(watch_signals).detach();
+    r.watcher_started = true;
+  }
+  struct sigaction action = {};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  for (int i = 0; i < 2; ++i) sigaction(kSignals[i], &action, &r.previous[i]);
+  r.handlers_installed = true;
+}
+
+}  // namespace
+
+void register_for_restore(FrequencyController* controller, bool on_signals) {
+  static const bool hooked = std::atexit(restore_at_exit) == 0;
+  (void)hooked;
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (on_signals && !r.handlers_installed) install_locked(r);
+  r.live.insert(controller);
+}
+
+void unregister_for_restore(FrequencyController* controller) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.live.erase(controller);
+}
+
+}  // namespace kareus::runtime

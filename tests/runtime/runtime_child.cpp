@@ -1,0 +1,63 @@
+// A process the runtime tests start and then signal or kill, so that they can check what happens
+// to the clocks it held. Prints "ready" once its clock is applied.
+//   runtime_child controller <schedule> <stage> signal|exit|chained
+#include <signal.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "kareus/core/error.hpp"
+#include "kareus/nvml/nvml.hpp"
+#include "kareus/runtime/frequency_controller.hpp"
+
+namespace {
+
+volatile sig_atomic_t interrupted = 0;
+
+void ready() {
+  std::printf("ready\n");
+  std::fflush(stdout);
+}
+
+int run_controller(const std::string& schedule_path, int stage, const std::string& mode) {
+  using namespace kareus::runtime;
+  if (mode == "chained") std::signal(SIGINT, [](int) { interrupted = 1; });
+  auto nvml = std::make_shared<const kareus::nvml::Nvml>();
+  const Schedule schedule = load_schedule(schedule_path);
+  auto* controller =
+      new FrequencyController(schedule, stage, std::make_unique<NvmlClockBackend>(nvml, 0));
+  const auto& first = schedule.stages[stage].instructions[0];
+  controller->on_instruction_begin(stage, first.microbatch, first.direction);
+  controller->wait_until_applied();
+  ready();
+  // Leaked on purpose: "exit" checks the atexit restore of a controller nobody destroyed.
+  if (mode == "exit") std::exit(0);
+  while (!interrupted) pause();
+  try {
+    const auto& second = schedule.stages[stage].instructions[1];
+    controller->on_instruction_begin(stage, second.microbatch, second.direction);
+    std::printf("accepted\n");
+  } catch (const kareus::Error& e) {
+    std::printf("refused: %s\n", e.what());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const std::string role = argc > 1 ? argv[1] : "";
+    if (role == "controller" && argc == 5)
+      return run_controller(argv[2], std::atoi(argv[3]), argv[4]);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "runtime_child: %s\n", e.what());
+    return 2;
+  }
+  std::fprintf(stderr, "usage: runtime_child controller <schedule> <stage> signal|exit|chained\n");
+  return 2;
+}
