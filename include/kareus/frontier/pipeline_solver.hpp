@@ -1,0 +1,90 @@
+// Iteration time-energy frontier of a pipeline DAG, Perseus style: every instruction runs one of
+// its measured options (a clock); iteration time is the longest path; iteration energy is
+//   sum of the instructions' energy + P_blocking x (stages x time - sum of the instructions' time),
+// since a GPU that idles or blocks on P2P still draws P_blocking.
+//
+// The solver starts from the least-energy option everywhere and shortens the critical path one
+// time unit per step at the least energy increase, by a minimum cut over the critical subgraph
+// (Phillips-Dessouky 1977, as in Perseus's lowtime), until no critical path can get shorter.
+// What it guarantees:
+//  - Each instruction's options are quantised to ceil(time / unit) and the min-cut steps run on
+//    the lower convex hull of (quantised time, time-effective energy); unit-step Phillips-Dessouky
+//    is exact for such convex separable costs. Each step's durations are mapped back to the
+//    slowest measured option that fits, every instruction is then slowed to its cheapest option
+//    that fits in its slack (the time stays, the energy can only fall), and every reported point is
+//    the real, measured time and energy of that plan (real time <= planned time), pruned to its
+//    Pareto set.
+//  - When every option lies on its instruction's hull and its time is a multiple of the unit, the
+//    frontier equals the brute-force Pareto set over all option assignments. Otherwise (non-convex
+//    measured options) it is a heuristic; tests/frontier bound its hypervolume gap to brute force.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kareus/core/units.hpp"
+#include "kareus/frontier/pareto.hpp"
+#include "kareus/workload/pipeline.hpp"
+
+namespace kareus::frontier {
+
+struct ExecutionOption {
+  Seconds time;
+  Joules energy;
+};
+
+struct PipelineProblem {
+  workload::PipelineDag dag;
+  // Options shared by many instructions (all microbatches of a stage and direction, typically).
+  std::vector<std::vector<ExecutionOption>> option_sets;
+  std::vector<int> option_set_of;  // per DAG node, an index into option_sets
+  Watts p_blocking{0.0};           // per GPU; one GPU per stage
+};
+
+struct PipelineSolverOptions {
+  Seconds unit_time = milliseconds(1);
+};
+
+struct PlanCost {
+  Seconds time;
+  Joules energy;
+};
+
+// Real time and energy of a plan: `assignment` holds per DAG node an index into its option set.
+PlanCost evaluate_plan(const PipelineProblem& problem, const std::vector<int>& assignment);
+
+struct PipelineSolverSummary {
+  int steps = 0;           // min-cut steps taken
+  int fallback_steps = 0;  // steps where lengthening off-critical work was undone (see .cpp)
+  double mean_critical_nodes = 0.0;
+  std::int64_t planned_slowest_units = 0;  // longest path in time units at the start
+  std::int64_t planned_fastest_units = 0;  // ... when no critical path could be shortened
+  double solve_seconds = 0.0;
+  std::string to_string() const;
+};
+
+struct OptionChange {
+  int node = 0;
+  int option = 0;
+};
+
+struct PipelineSolverResult {
+  // Real (time, energy) of the plans, Pareto-pruned; a point's `first` is its plan's index. Plan 0
+  // is the start, plan k the k-th min-cut step, and the last plan runs every instruction at its
+  // fastest option (quantisation can hide it from the steps), each slowed where slack allows.
+  ParetoSet frontier;
+  std::vector<int> initial_assignment;             // plan 0: per node, an index into its option set
+  std::vector<std::vector<OptionChange>> changes;  // changes[k]: from plan k - 1 to plan k
+  PipelineSolverSummary summary;
+
+  // Plan `index`, replayed from the initial assignment.
+  std::vector<int> assignment(std::uint32_t index) const;
+};
+
+// Throws kareus::Error on an inconsistent problem (option set sizes, non-positive times, a cyclic
+// DAG, negative blocking power) or a non-positive unit time.
+PipelineSolverResult solve_pipeline(const PipelineProblem& problem,
+                                    const PipelineSolverOptions& options = {});
+
+}  // namespace kareus::frontier

@@ -1,0 +1,104 @@
+#include "kareus/frontier/max_flow.hpp"
+
+#include <algorithm>
+
+namespace kareus::frontier {
+
+void MinCutSolver::reset(int nodes) {
+  head_.assign(nodes, -1);
+  next_.clear();
+  to_.clear();
+  cap_.clear();
+}
+
+int MinCutSolver::add_edge(int from, int to, std::int64_t capacity) {
+  const int e = static_cast<int>(to_.size());
+  to_.push_back(to);
+  cap_.push_back(capacity);
+  next_.push_back(head_[from]);
+  head_[from] = e;
+  to_.push_back(from);
+  cap_.push_back(0);
+  next_.push_back(head_[to]);
+  head_[to] = e + 1;
+  return e;
+}
+
+bool MinCutSolver::build_levels(int source, int sink) {
+  level_.assign(head_.size(), -1);
+  queue_.clear();
+  level_[source] = 0;
+  queue_.push_back(source);
+  for (std::size_t i = 0; i < queue_.size(); ++i) {
+    const int u = queue_[i];
+    for (int e = head_[u]; e >= 0; e = next_[e]) {
+      if (cap_[e] > 0 && level_[to_[e]] < 0) {
+        level_[to_[e]] = level_[u] + 1;
+        queue_.push_back(to_[e]);
+      }
+    }
+  }
+  return level_[sink] >= 0;
+}
+
+std::int64_t MinCutSolver::push(int node, int sink, std::int64_t limit) {
+  if (node == sink) return limit;
+  std::int64_t pushed = 0;
+  for (int& e = cursor_[node]; e >= 0; e = next_[e]) {
+    const int v = to_[e];
+    if (cap_[e] <= 0 || level_[v] != level_[node] + 1) continue;
+    const std::int64_t got = push(v, sink, std::min(limit - pushed, cap_[e]));
+    cap_[e] -= got;
+    cap_[e ^ 1] += got;
+    pushed += got;
+    if (pushed == limit) break;
+  }
+  return pushed;
+}
+
+std::int64_t MinCutSolver::max_flow(int source, int sink) {
+  std::int64_t total = 0;
+  while (build_levels(source, sink)) {
+    cursor_ = head_;
+    total += push(source, sink, kInfiniteCapacity);
+  }
+  return total;
+}
+
+std::optional<std::vector<char>> MinCutSolver::min_cut(int nodes,
+                                                       const std::vector<BoundedEdge>& edges,
+                                                       int source, int sink) {
+  // Lower bounds are removed the textbook way: send `lower` on every edge up front, let a super
+  // source/sink (nodes, nodes + 1) restore conservation, and close the circulation with sink ->
+  // source. If the super edges saturate, the flow is feasible; the s-t max flow then continues
+  // from it on the residual network without the helper edges.
+  reset(nodes + 2);
+  const int super_source = nodes;
+  const int super_sink = nodes + 1;
+  std::vector<std::int64_t> excess(nodes, 0);
+  for (const auto& e : edges) {
+    add_edge(e.from, e.to, e.upper >= kInfiniteCapacity ? kInfiniteCapacity : e.upper - e.lower);
+    excess[e.to] += e.lower;
+    excess[e.from] -= e.lower;
+  }
+  const int helper_begin = static_cast<int>(to_.size());
+  std::int64_t required = 0;
+  for (int v = 0; v < nodes; ++v) {
+    if (excess[v] > 0) {
+      add_edge(super_source, v, excess[v]);
+      required += excess[v];
+    } else if (excess[v] < 0) {
+      add_edge(v, super_sink, -excess[v]);
+    }
+  }
+  add_edge(sink, source, kInfiniteCapacity);
+  if (max_flow(super_source, super_sink) != required) return std::nullopt;
+  for (int e = helper_begin; e < static_cast<int>(to_.size()); ++e) cap_[e] = 0;
+  max_flow(source, sink);
+  build_levels(source, sink);
+  std::vector<char> source_side(nodes);
+  for (int v = 0; v < nodes; ++v) source_side[v] = level_[v] >= 0 ? 1 : 0;
+  return source_side;
+}
+
+}  // namespace kareus::frontier

@@ -1,0 +1,48 @@
+// One instruction's measured options as the pipeline solver sees them: quantised to whole time
+// units, filtered to those worth running (no other option is as fast and cheaper in time-effective
+// energy e - P_blocking t), and the lower convex hull of (units, effective energy) that the
+// min-cut steps price durations with.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kareus/core/units.hpp"
+#include "kareus/frontier/pipeline_solver.hpp"
+
+namespace kareus::frontier {
+
+class OptionHull {
+ public:
+  OptionHull(const std::vector<ExecutionOption>& options, Watts p_blocking, Seconds unit);
+
+  std::int64_t fastest_units() const { return ladder_.front().units; }
+  std::int64_t slowest_units() const { return ladder_.back().units; }
+  // The slowest kept option whose quantised time is at most `units` (its index in the input).
+  int option_at(std::int64_t units) const;
+  // The slowest kept option whose measured time is at most `window`, or -1 when none is.
+  int slowest_within(Seconds window) const;
+  // The fastest measured option, which quantisation may have merged into a slower one.
+  int fastest_option() const { return pareto_.front().option; }
+  // Hull slope, in joules per unit, of going from `units` to units - 1 (units > fastest) and from
+  // `units` to units + 1 (units < slowest): positive, and the first is never below the second.
+  double shorten_cost(std::int64_t units) const;
+  double lengthen_saving(std::int64_t units) const;
+  double steepest_slope() const;
+
+ private:
+  struct Rung {
+    std::int64_t units;
+    Seconds time;
+    double cost;  // time-effective energy, J
+    int option;
+  };
+  // Slope of the hull segment covering [units, units + 1].
+  double slope_after(std::int64_t units) const;
+
+  std::vector<Rung> pareto_;  // time strictly increasing, cost strictly decreasing
+  std::vector<Rung> ladder_;  // units strictly increasing, cost strictly decreasing
+  std::vector<Rung> hull_;    // the ladder's lower convex hull
+};
+
+}  // namespace kareus::frontier

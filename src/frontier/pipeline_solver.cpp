@@ -1,0 +1,338 @@
+#include "kareus/frontier/pipeline_solver.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "kareus/core/error.hpp"
+#include "kareus/frontier/max_flow.hpp"
+#include "option_hull.hpp"
+
+namespace kareus::frontier {
+namespace {
+
+void validate(const PipelineProblem& problem) {
+  const auto& dag = problem.dag;
+  require(problem.option_set_of.size() == dag.nodes.size(), "pipeline problem", "option_set_of",
+          fmt::format("{} entries", problem.option_set_of.size()),
+          fmt::format("one per DAG node ({})", dag.nodes.size()));
+  for (int set : problem.option_set_of) {
+    require(set >= 0 && set < static_cast<int>(problem.option_sets.size()), "pipeline problem",
+            "option_set_of", std::to_string(set),
+            fmt::format("an index in [0, {})", problem.option_sets.size()));
+  }
+  for (std::size_t s = 0; s < problem.option_sets.size(); ++s) {
+    const auto& set = problem.option_sets[s];
+    const auto where = fmt::format("pipeline problem option set {}", s);
+    require(!set.empty(), where, "options", "none", "at least one option");
+    for (const auto& o : set) {
+      require(std::isfinite(o.time.value()) && o.time.value() > 0, where, "time",
+              format_number(o.time.value()), "a positive number of seconds");
+      require(std::isfinite(o.energy.value()), where, "energy", format_number(o.energy.value()),
+              "a finite number of joules");
+    }
+  }
+  require(std::isfinite(problem.p_blocking.value()) && problem.p_blocking.value() >= 0,
+          "pipeline problem", "p_blocking", format_number(problem.p_blocking.value()),
+          "a number of watts >= 0");
+}
+
+// Forward/backward adjacency of the DAG in compressed rows, with a topological order.
+struct Graph {
+  std::vector<int> order;
+  std::vector<int> succ_begin, succ, pred_begin, pred;
+
+  explicit Graph(const workload::PipelineDag& dag) : order(dag.topological_order()) {
+    const int n = static_cast<int>(dag.nodes.size());
+    succ_begin.assign(n + 1, 0);
+    pred_begin.assign(n + 1, 0);
+    for (const auto& [from, to] : dag.edges) {
+      ++succ_begin[from + 1];
+      ++pred_begin[to + 1];
+    }
+    for (int v = 0; v < n; ++v) {
+      succ_begin[v + 1] += succ_begin[v];
+      pred_begin[v + 1] += pred_begin[v];
+    }
+    succ.resize(dag.edges.size());
+    pred.resize(dag.edges.size());
+    auto s_fill = succ_begin;
+    auto p_fill = pred_begin;
+    for (const auto& [from, to] : dag.edges) {
+      succ[s_fill[from]++] = to;
+      pred[p_fill[to]++] = from;
+    }
+  }
+
+  // Longest path: finish[v] = start[v] + duration[v], start = latest finish of the predecessors.
+  template <class T, class Duration>
+  T earliest_starts(const Duration& duration, std::vector<T>& start) const {
+    T makespan{};
+    for (int v : order) {
+      T s{};
+      for (int i = pred_begin[v]; i < pred_begin[v + 1]; ++i)
+        s = std::max(s, start[pred[i]] + duration(pred[i]));
+      start[v] = s;
+      makespan = std::max(makespan, s + duration(v));
+    }
+    return makespan;
+  }
+};
+
+class Solver {
+ public:
+  Solver(const PipelineProblem& problem, const PipelineSolverOptions& options)
+      : problem_(problem), graph_(problem.dag), n_(static_cast<int>(problem.dag.nodes.size())) {
+    for (const auto& set : problem.option_sets)
+      hulls_.emplace_back(set, problem.p_blocking, options.unit_time);
+    double total = 0;
+    for (int v = 0; v < n_; ++v) total += hull(v).steepest_slope();
+    // Capacities are joules x a power of two chosen so that any sum of them stays below 2^60:
+    // the flow arithmetic is then exact integers with as much resolution as fits.
+    int exponent = 0;
+    std::frexp(std::ldexp(1.0, 60) / std::max(total, 1e-300), &exponent);
+    scale_ = std::ldexp(1.0, std::min(exponent - 1, 200));
+    units_.resize(n_);
+    for (int v = 0; v < n_; ++v) units_[v] = hull(v).slowest_units();
+    start_.resize(n_);
+    latest_finish_.resize(n_);
+    critical_index_.resize(n_);
+    real_start_.resize(n_);
+    real_latest_start_.resize(n_);
+  }
+
+  PipelineSolverResult run() {
+    const auto clock_start = std::chrono::steady_clock::now();
+    PipelineSolverResult result;
+    auto& summary = result.summary;
+    mapped_.resize(n_);
+    for (int v = 0; v < n_; ++v) mapped_[v] = hull(v).option_at(units_[v]);
+    plan_ = mapped_;
+    for (int v = 0; v < n_; ++v) {
+      busy_ += option(v, plan_[v]).time;
+      energy_ += option(v, plan_[v]).energy;
+    }
+    std::vector<ParetoPoint> points{measure_plan(0, result.changes.emplace_back())};
+    result.initial_assignment = plan_;
+    result.changes.front().clear();
+    std::int64_t makespan = critical_path();
+    summary.planned_slowest_units = makespan;
+    double critical_total = 0;
+    while (!cannot_shorten(makespan)) {
+      const auto side = cut_.min_cut(2 + 2 * critical_count_, flow_edges(makespan), 0, 1);
+      if (!side) break;  // cannot happen from an optimal step; stop rather than guess
+      std::vector<int> shortened, lengthened;
+      for (int v = 0; v < n_; ++v) {
+        const int k = critical_index_[v];
+        if (k < 0) continue;
+        const bool in_source = (*side)[2 + 2 * k], out_source = (*side)[3 + 2 * k];
+        if (in_source && !out_source) shortened.push_back(v);
+        if (!in_source && out_source && units_[v] < hull(v).slowest_units())
+          lengthened.push_back(v);
+      }
+      for (int v : shortened) --units_[v];
+      for (int v : lengthened) ++units_[v];
+      // Lengthening a T->S instruction is free for critical paths but a near-critical path that
+      // enters the cut's sink side off the critical subgraph can then grow; keep it off then.
+      if (planned_makespan() > makespan - 1) {
+        for (int v : lengthened) --units_[v];
+        lengthened.clear();
+        ++summary.fallback_steps;
+      }
+      ++summary.steps;
+      critical_total += critical_count_;
+      for (const auto* list : {&shortened, &lengthened})
+        for (int v : *list) mapped_[v] = hull(v).option_at(units_[v]);
+      points.push_back(
+          measure_plan(static_cast<std::uint32_t>(summary.steps), result.changes.emplace_back()));
+      makespan = critical_path();
+    }
+    summary.planned_fastest_units = makespan;
+    // Quantisation may have merged an instruction's fastest option into a slower one of the same
+    // unit count; the fastest plan is still worth reporting exactly.
+    for (int v = 0; v < n_; ++v) mapped_[v] = hull(v).fastest_option();
+    const auto last = static_cast<std::uint32_t>(result.changes.size());
+    points.push_back(measure_plan(last, result.changes.emplace_back()));
+    summary.mean_critical_nodes = summary.steps > 0 ? critical_total / summary.steps : 0.0;
+    result.frontier = ParetoSet::from_points(std::move(points));
+    summary.solve_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start).count();
+    return result;
+  }
+
+ private:
+  const OptionHull& hull(int v) const { return hulls_[problem_.option_set_of[v]]; }
+  const ExecutionOption& option(int v, int i) const {
+    return problem_.option_sets[problem_.option_set_of[v]][i];
+  }
+
+  std::int64_t planned_makespan() {
+    return graph_.earliest_starts<std::int64_t>([&](int v) { return units_[v]; }, start_);
+  }
+
+  // Earliest starts, latest finishes and the critical nodes (zero slack) of the planned durations.
+  std::int64_t critical_path() {
+    const std::int64_t makespan = planned_makespan();
+    for (auto it = graph_.order.rbegin(); it != graph_.order.rend(); ++it) {
+      const int v = *it;
+      std::int64_t finish = makespan;
+      for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i) {
+        const int w = graph_.succ[i];
+        finish = std::min(finish, latest_finish_[w] - units_[w]);
+      }
+      latest_finish_[v] = finish;
+    }
+    critical_count_ = 0;
+    for (int v = 0; v < n_; ++v) {
+      critical_index_[v] = start_[v] + units_[v] == latest_finish_[v] ? critical_count_++ : -1;
+    }
+    return makespan;
+  }
+
+  bool critical_edge(int u, int v) const {
+    return critical_index_[u] >= 0 && critical_index_[v] >= 0 && start_[u] + units_[u] == start_[v];
+  }
+
+  // True when some critical path has only instructions at their fastest option: then every cut
+  // is infinite and the iteration cannot get faster.
+  bool cannot_shorten(std::int64_t makespan) {
+    std::vector<char>& stuck = stuck_;
+    stuck.assign(n_, 0);
+    for (int v : graph_.order) {
+      if (critical_index_[v] < 0 || units_[v] != hull(v).fastest_units()) continue;
+      bool reached = start_[v] == 0;
+      for (int i = graph_.pred_begin[v]; i < graph_.pred_begin[v + 1] && !reached; ++i)
+        reached = stuck[graph_.pred[i]] && critical_edge(graph_.pred[i], v);
+      stuck[v] = reached;
+      if (reached && start_[v] + units_[v] == makespan) return true;
+    }
+    return false;
+  }
+
+  std::int64_t capacity(double joules) const { return std::llround(joules * scale_); }
+
+  // The critical subgraph activity-on-arc: node 0 = source, 1 = sink, each critical instruction k
+  // an arc 2 + 2k -> 3 + 2k. Shortening costs `upper`, lengthening saves `lower`.
+  const std::vector<BoundedEdge>& flow_edges(std::int64_t makespan) {
+    auto& edges = edges_;
+    edges.clear();
+    for (int v = 0; v < n_; ++v) {
+      const int k = critical_index_[v];
+      if (k < 0) continue;
+      const auto& h = hull(v);
+      const std::int64_t lower =
+          units_[v] < h.slowest_units() ? capacity(h.lengthen_saving(units_[v])) : 0;
+      const std::int64_t upper =
+          units_[v] > h.fastest_units() ? capacity(h.shorten_cost(units_[v])) : kInfiniteCapacity;
+      edges.push_back(BoundedEdge{2 + 2 * k, 3 + 2 * k, lower, upper});
+      if (start_[v] == 0) edges.push_back(BoundedEdge{0, 2 + 2 * k});
+      if (start_[v] + units_[v] == makespan) edges.push_back(BoundedEdge{3 + 2 * k, 1});
+      for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i) {
+        const int w = graph_.succ[i];
+        if (critical_edge(v, w))
+          edges.push_back(BoundedEdge{3 + 2 * k, 2 + 2 * critical_index_[w]});
+      }
+    }
+    return edges;
+  }
+
+  // The plan of a step: each instruction's mapped option, then slowed to its slowest (cheapest)
+  // option that still fits between its predecessors' and successors' times, in reverse
+  // topological order so that every instruction keeps the room its successors leave it. The
+  // iteration time stays that of the mapped options; the energy can only fall.
+  ParetoPoint measure_plan(std::uint32_t index, std::vector<OptionChange>& changes) {
+    const Seconds mapped_time = graph_.earliest_starts<Seconds>(
+        [&](int v) { return option(v, mapped_[v]).time; }, real_start_);
+    for (auto it = graph_.order.rbegin(); it != graph_.order.rend(); ++it) {
+      const int v = *it;
+      Seconds finish = mapped_time;
+      for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i)
+        finish = std::min(finish, real_latest_start_[graph_.succ[i]]);
+      const Seconds window = finish - real_start_[v];
+      int chosen = hull(v).slowest_within(window + window * 1e-12);
+      if (chosen < 0 || option(v, chosen).time < option(v, mapped_[v]).time) chosen = mapped_[v];
+      real_latest_start_[v] = finish - option(v, chosen).time;
+      if (chosen == plan_[v]) continue;
+      busy_ += option(v, chosen).time - option(v, plan_[v]).time;
+      energy_ += option(v, chosen).energy - option(v, plan_[v]).energy;
+      plan_[v] = chosen;
+      changes.push_back(OptionChange{v, chosen});
+    }
+    const Seconds time = graph_.earliest_starts<Seconds>(
+        [&](int v) { return option(v, plan_[v]).time; }, real_start_);
+    const Joules energy = energy_ + problem_.p_blocking * (time * problem_.dag.stages - busy_);
+    return ParetoPoint{time, energy, index};
+  }
+
+  const PipelineProblem& problem_;
+  Graph graph_;
+  int n_;
+  std::vector<OptionHull> hulls_;
+  double scale_ = 1.0;
+  std::vector<std::int64_t> units_, start_, latest_finish_;
+  std::vector<int> critical_index_, mapped_, plan_;
+  int critical_count_ = 0;
+  std::vector<char> stuck_;
+  std::vector<BoundedEdge> edges_;
+  MinCutSolver cut_;
+  std::vector<Seconds> real_start_, real_latest_start_;
+  Seconds busy_{0.0};
+  Joules energy_{0.0};
+};
+
+}  // namespace
+
+PlanCost evaluate_plan(const PipelineProblem& problem, const std::vector<int>& assignment) {
+  validate(problem);
+  require(assignment.size() == problem.dag.nodes.size(), "plan", "assignment",
+          fmt::format("{} entries", assignment.size()),
+          fmt::format("one per DAG node ({})", problem.dag.nodes.size()));
+  const auto& sets = problem.option_sets;
+  const auto& of = problem.option_set_of;
+  Seconds busy{0.0};
+  Joules energy{0.0};
+  for (std::size_t v = 0; v < assignment.size(); ++v) {
+    const int i = assignment[v];
+    require(i >= 0 && i < static_cast<int>(sets[of[v]].size()), "plan",
+            fmt::format("assignment[{}]", v), std::to_string(i),
+            fmt::format("an option index in [0, {})", sets[of[v]].size()));
+    busy += sets[of[v]][i].time;
+    energy += sets[of[v]][i].energy;
+  }
+  const Graph graph(problem.dag);
+  std::vector<Seconds> start(assignment.size());
+  const Seconds time =
+      graph.earliest_starts<Seconds>([&](int v) { return sets[of[v]][assignment[v]].time; }, start);
+  return PlanCost{time, energy + problem.p_blocking * (time * problem.dag.stages - busy)};
+}
+
+std::vector<int> PipelineSolverResult::assignment(std::uint32_t index) const {
+  require(index < changes.size(), "pipeline frontier", "plan", std::to_string(index),
+          fmt::format("a plan index in [0, {})", changes.size()));
+  std::vector<int> plan = initial_assignment;
+  for (std::uint32_t k = 1; k <= index; ++k)
+    for (const auto& c : changes[k]) plan[c.node] = c.option;
+  return plan;
+}
+
+std::string PipelineSolverSummary::to_string() const {
+  return fmt::format(
+      "pipeline solver: {} steps from {} to {} time units, {} with off-critical lengthening "
+      "undone, {:.1f} critical instructions per step on average, {:.3f} s",
+      steps, planned_slowest_units, planned_fastest_units, fallback_steps, mean_critical_nodes,
+      solve_seconds);
+}
+
+PipelineSolverResult solve_pipeline(const PipelineProblem& problem,
+                                    const PipelineSolverOptions& options) {
+  validate(problem);
+  require(options.unit_time.value() > 0 && std::isfinite(options.unit_time.value()),
+          "pipeline solver", "unit_time", format_number(options.unit_time.value()),
+          "a positive number of seconds");
+  return Solver(problem, options).run();
+}
+
+}  // namespace kareus::frontier

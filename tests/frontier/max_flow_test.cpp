@@ -1,0 +1,87 @@
+#include "kareus/frontier/max_flow.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "kareus/core/rng.hpp"
+
+namespace kareus::frontier {
+namespace {
+
+std::int64_t cut_value(const std::vector<BoundedEdge>& edges, const std::vector<char>& side) {
+  std::int64_t value = 0;
+  for (const auto& e : edges) {
+    if (side[e.from] && !side[e.to] && e.upper == kInfiniteCapacity) return kInfiniteCapacity;
+    if (side[e.from] && !side[e.to]) value += e.upper;
+    if (!side[e.from] && side[e.to]) value -= e.lower;
+  }
+  return value;
+}
+
+// Random DAG on nodes 0 (source) .. n-1 (sink) carrying a random feasible flow, with bounds around
+// it; some edges unbounded above, but never a whole source-sink path.
+std::vector<BoundedEdge> random_network(Rng& rng, int n) {
+  while (true) {
+    std::vector<BoundedEdge> edges;
+    for (int u = 0; u < n; ++u)
+      for (int v = u + 1; v < n; ++v)
+        if (rng.uniform() < 0.5) edges.push_back({u, v, 0, 0});
+    std::vector<std::int64_t> flow(edges.size(), 0);
+    for (int path = 0; path < 4; ++path) {
+      int u = 0;
+      const std::int64_t amount = rng.integer(1, 5);
+      while (u != n - 1) {
+        std::vector<std::size_t> out;
+        for (std::size_t i = 0; i < edges.size(); ++i)
+          if (edges[i].from == u) out.push_back(i);
+        if (out.empty()) break;
+        const auto i = out[rng.integer(0, static_cast<std::int64_t>(out.size()) - 1)];
+        flow[i] += amount;
+        u = edges[i].to;
+      }
+      if (u != n - 1) flow.assign(edges.size(), 0);
+    }
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+      edges[i].lower = std::max<std::int64_t>(0, flow[i] - rng.integer(0, 3));
+      edges[i].upper = rng.uniform() < 0.2 ? kInfiniteCapacity : flow[i] + rng.integer(0, 6);
+    }
+    std::vector<char> reach(n, 0);
+    reach[0] = 1;
+    for (int u = 0; u < n; ++u)
+      for (const auto& e : edges)
+        if (e.from == u && reach[u] && e.upper == kInfiniteCapacity) reach[e.to] = 1;
+    if (!reach[n - 1]) return edges;
+  }
+}
+
+TEST(MinCutSolver, MatchesTheBestOfAllCutsOnRandomNetworks) {
+  Rng rng(21);
+  MinCutSolver solver;
+  for (int trial = 0; trial < 300; ++trial) {
+    const int n = static_cast<int>(rng.integer(2, 9));
+    const auto edges = random_network(rng, n);
+    const auto side = solver.min_cut(n, edges, 0, n - 1);
+    ASSERT_TRUE(side.has_value()) << "trial " << trial;
+    EXPECT_TRUE((*side)[0]);
+    EXPECT_FALSE((*side)[n - 1]);
+    std::int64_t best = kInfiniteCapacity;
+    for (int mask = 0; mask < (1 << n); ++mask) {
+      if (!(mask & 1) || (mask >> (n - 1)) & 1) continue;
+      std::vector<char> s(n);
+      for (int v = 0; v < n; ++v) s[v] = (mask >> v) & 1;
+      best = std::min(best, cut_value(edges, s));
+    }
+    EXPECT_EQ(cut_value(edges, *side), best) << "trial " << trial;
+  }
+}
+
+TEST(MinCutSolver, ReportsBoundsNoFlowMeets) {
+  MinCutSolver solver;
+  // Node 1 must receive at least 5 but can pass on at most 3.
+  const std::vector<BoundedEdge> edges{{0, 1, 5, 5}, {1, 2, 0, 3}};
+  EXPECT_FALSE(solver.min_cut(3, edges, 0, 2).has_value());
+}
+
+}  // namespace
+}  // namespace kareus::frontier

@@ -1,0 +1,321 @@
+#include "kareus/frontier/pipeline_solver.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <vector>
+
+#include "kareus/core/error.hpp"
+#include "kareus/core/rng.hpp"
+
+namespace kareus::frontier {
+namespace {
+
+using workload::build_1f1b;
+
+// Independent of the solver's code: longest path by relaxing every edge until nothing changes.
+PlanCost evaluate_independently(const PipelineProblem& p, const std::vector<int>& plan) {
+  const std::size_t n = p.dag.nodes.size();
+  std::vector<double> duration(n), finish(n);
+  double busy = 0, energy = 0;
+  for (std::size_t v = 0; v < n; ++v) {
+    const auto& o = p.option_sets[p.option_set_of[v]][plan[v]];
+    duration[v] = o.time.value();
+    finish[v] = duration[v];
+    busy += duration[v];
+    energy += o.energy.value();
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& [from, to] : p.dag.edges) {
+      if (finish[from] + duration[to] > finish[to]) {
+        finish[to] = finish[from] + duration[to];
+        changed = true;
+      }
+    }
+  }
+  const double time = *std::max_element(finish.begin(), finish.end());
+  return {Seconds(time), Joules(energy + p.p_blocking.value() * (p.dag.stages * time - busy))};
+}
+
+// Pareto set of every assignment of options to instructions.
+ParetoSet brute_force(const PipelineProblem& p) {
+  const std::size_t n = p.dag.nodes.size();
+  std::vector<int> plan(n, 0);
+  std::vector<ParetoPoint> points;
+  while (true) {
+    const auto cost = evaluate_independently(p, plan);
+    points.push_back({cost.time, cost.energy});
+    std::size_t v = 0;
+    while (v < n && ++plan[v] == static_cast<int>(p.option_sets[p.option_set_of[v]].size()))
+      plan[v++] = 0;
+    if (v == n) break;
+  }
+  return ParetoSet::from_points(std::move(points));
+}
+
+double hypervolume(const ParetoSet& set, double ref_time, double ref_energy) {
+  double volume = 0, previous_energy = ref_energy;
+  for (const auto& p : set) {
+    if (p.time.value() >= ref_time || p.energy.value() >= previous_energy) continue;
+    volume += (ref_time - p.time.value()) * (previous_energy - p.energy.value());
+    previous_energy = p.energy.value();
+  }
+  return volume;
+}
+
+// One option set per (stage, direction), or per instruction when `per_node`.
+PipelineProblem make_problem(int stages, int microbatches, bool per_node, double p_blocking,
+                             const std::function<std::vector<ExecutionOption>()>& make_options) {
+  PipelineProblem p;
+  p.dag = build_1f1b(stages, microbatches);
+  p.p_blocking = Watts(p_blocking);
+  for (std::size_t v = 0; v < p.dag.nodes.size(); ++v) {
+    const auto& ins = p.dag.nodes[v];
+    const int shared = 2 * ins.stage + (ins.direction == workload::Direction::kBackward ? 1 : 0);
+    if (per_node || static_cast<int>(p.option_sets.size()) <= shared) {
+      p.option_sets.push_back(make_options());
+      p.option_set_of.push_back(static_cast<int>(p.option_sets.size()) - 1);
+    } else {
+      p.option_set_of.push_back(shared);
+    }
+  }
+  return p;
+}
+
+// Effective energy convex in time with an option at every whole unit between the fastest and the
+// slowest: the case where unit-step Phillips-Dessouky is exact. Integers keep the sums exact.
+std::vector<ExecutionOption> convex_unit_options(Rng& rng, double p_blocking, int max_count) {
+  const int count = static_cast<int>(rng.integer(1, max_count));
+  const int fastest = static_cast<int>(rng.integer(1, 6));
+  std::vector<int> slopes;
+  while (static_cast<int>(slopes.size()) + 1 < count) {
+    const int s = static_cast<int>(rng.integer(1, 30));
+    if (std::find(slopes.begin(), slopes.end(), s) == slopes.end()) slopes.push_back(s);
+  }
+  std::sort(slopes.rbegin(), slopes.rend());
+  double cost = static_cast<double>(rng.integer(5, 40));
+  std::vector<ExecutionOption> options;
+  for (int i = 0; i < count; ++i) {
+    const double time = fastest + i;
+    options.push_back({Seconds(time), Joules(cost + p_blocking * time)});
+    if (i + 1 < count) cost -= slopes[i];
+  }
+  return options;
+}
+
+// Measured-like options: random times and energies, some dominated, hull with gaps.
+std::vector<ExecutionOption> random_options(Rng& rng, int max_count) {
+  const int count = static_cast<int>(rng.integer(2, max_count));
+  std::vector<ExecutionOption> options;
+  for (int i = 0; i < count; ++i)
+    options.push_back({Seconds(rng.uniform(1.0, 8.0)), Joules(rng.uniform(10.0, 60.0))});
+  return options;
+}
+
+// Brute force enumerates options^instructions plans: keep that below about 3e5.
+int max_options(int stages, int microbatches) {
+  return std::clamp(static_cast<int>(std::pow(3e5, 1.0 / (2 * stages * microbatches))), 2, 4);
+}
+
+void expect_points_are_real_plans(const PipelineProblem& p, const PipelineSolverResult& r) {
+  for (const auto& point : r.frontier) {
+    const auto plan = r.assignment(point.first);
+    const auto cost = evaluate_independently(p, plan);
+    EXPECT_NEAR(point.time.value(), cost.time.value(), 1e-9 * cost.time.value());
+    EXPECT_NEAR(point.energy.value(), cost.energy.value(), 1e-9 * std::fabs(cost.energy.value()));
+    const auto library = evaluate_plan(p, plan);
+    EXPECT_NEAR(library.energy.value(), cost.energy.value(), 1e-9 * std::fabs(cost.energy.value()));
+  }
+}
+
+TEST(PipelineSolver, ConvexUnitSpacedOptionsGiveTheBruteForceFrontier) {
+  Rng rng(11);
+  for (int trial = 0; trial < 60; ++trial) {
+    const int stages = static_cast<int>(rng.integer(1, 3));
+    const int microbatches = static_cast<int>(rng.integer(1, 3));
+    const int count = max_options(stages, microbatches);
+    const double p_blocking = static_cast<double>(rng.integer(0, 3));
+    const auto p = make_problem(stages, microbatches, trial % 2 == 1, p_blocking,
+                                [&] { return convex_unit_options(rng, p_blocking, count); });
+    const auto result = solve_pipeline(p, {Seconds(1.0)});
+    const auto expected = brute_force(p);
+    expect_points_are_real_plans(p, result);
+    ASSERT_EQ(result.frontier.size(), expected.size()) << "trial " << trial;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_DOUBLE_EQ(result.frontier[i].time.value(), expected[i].time.value());
+      EXPECT_DOUBLE_EQ(result.frontier[i].energy.value(), expected[i].energy.value());
+    }
+  }
+}
+
+// DVFS-like options: slowing the clock stretches time in irregular steps and saves dynamic energy,
+// with +-5 % measurement noise, so the options are neither convex nor unit-spaced.
+std::vector<ExecutionOption> dvfs_like_options(Rng& rng, int max_count) {
+  const int count = static_cast<int>(rng.integer(2, max_count));
+  const double base = rng.uniform(1.0, 3.0);
+  double slowdown = 1.0;
+  std::vector<ExecutionOption> options;
+  for (int i = 0; i < count; ++i) {
+    const double noise = rng.uniform(0.95, 1.05);
+    options.push_back(
+        {Seconds(base * slowdown), Joules(base * (20.0 + 30.0 / (slowdown * slowdown)) * noise)});
+    slowdown += rng.uniform(0.05, 0.2);
+  }
+  return options;
+}
+
+struct GapStats {
+  double mean = 0;
+  double max = 0;
+};
+
+// Runs the solver and brute force on random DAGs; checks that every reported point is a real plan
+// that brute force does not beat, and returns the hypervolume gap to brute force (reference: the
+// slowest time and the most energy of any plan).
+GapStats compare_with_brute_force(std::uint64_t seed, int trials, double unit,
+                                  std::vector<ExecutionOption> (*make)(Rng&, int)) {
+  Rng rng(seed);
+  GapStats stats;
+  for (int trial = 0; trial < trials; ++trial) {
+    const int stages = static_cast<int>(rng.integer(1, 3));
+    const int microbatches = static_cast<int>(rng.integer(1, 3));
+    const int count = max_options(stages, microbatches);
+    const auto p = make_problem(stages, microbatches, trial % 2 == 1, rng.uniform(0.0, 5.0),
+                                [&] { return make(rng, count); });
+    const auto result = solve_pipeline(p, {Seconds(unit)});
+    const auto expected = brute_force(p);
+    expect_points_are_real_plans(p, result);
+    for (const auto& point : result.frontier) {
+      bool covered = false;
+      for (const auto& q : expected) {
+        covered |=
+            q.time.value() <= point.time.value() * (1 + 1e-12) &&
+            q.energy.value() <= point.energy.value() + 1e-9 * std::fabs(point.energy.value());
+      }
+      EXPECT_TRUE(covered) << "trial " << trial;
+    }
+    EXPECT_NEAR(result.frontier.fastest().time.value(), expected.fastest().time.value(),
+                1e-9 * expected.fastest().time.value());
+    double ref_time = 0, ref_energy = 0;
+    for (const auto& q : expected) {
+      ref_time = std::max(ref_time, q.time.value());
+      ref_energy = std::max(ref_energy, q.energy.value());
+    }
+    ref_time += 1.0;
+    ref_energy += 1.0;
+    const double gap = 1.0 - hypervolume(result.frontier, ref_time, ref_energy) /
+                                 hypervolume(expected, ref_time, ref_energy);
+    stats.mean += gap / trials;
+    stats.max = std::max(stats.max, gap);
+  }
+  return stats;
+}
+
+// Non-convex or gapped options make the problem NP-hard and the solver a heuristic: its plans
+// follow one monotone path, while brute force mixes options freely across microbatches. Measured
+// on this seed (100 DAGs, 2-4 options 1-12 units apart): hypervolume gap mean 3.2 %, max 9.4 %.
+// Real profiles have tens of clocks about a unit apart, which is much closer to the exact case.
+TEST(PipelineSolver, DvfsLikeOptionsStayCloseToBruteForce) {
+  const auto gap = compare_with_brute_force(12, 100, 0.05, dvfs_like_options);
+  EXPECT_LE(gap.mean, 0.04);
+  EXPECT_LE(gap.max, 0.12);
+}
+
+// Arbitrary options (energy unrelated to time) are the adversarial case: a single monotone path
+// of plans cannot reach every Pareto combination, and the least-effective-energy start need not be
+// the least-energy plan. Measured on this seed: gap mean 4.3 %, median 0.5 %, max 60 %.
+TEST(PipelineSolver, ArbitraryOptionsAreRealPlansWithABoundedGap) {
+  const auto gap = compare_with_brute_force(13, 100, 0.25, random_options);
+  EXPECT_LE(gap.mean, 0.06);
+  EXPECT_LE(gap.max, 0.7);
+}
+
+// One stage is a chain: time is the sum of durations, so the cheapest frontier takes the unit
+// speed-ups in increasing order of marginal cost, whichever instruction they belong to.
+TEST(PipelineSolver, ChainFrontierIsTheGreedyOrderOfMarginalCosts) {
+  const double p_blocking = 2.0;
+  PipelineProblem p;
+  p.dag = build_1f1b(1, 4);
+  p.p_blocking = Watts(p_blocking);
+  // Effective energy 30, 20, 14, 11 at 3..6 s (forward) and 50, 41, 35 at 5..7 s (backward).
+  const auto options = [&](int fastest, std::vector<double> costs) {
+    std::vector<ExecutionOption> out;
+    for (std::size_t i = 0; i < costs.size(); ++i) {
+      const double t = fastest + static_cast<double>(i);
+      out.push_back({Seconds(t), Joules(costs[i] + p_blocking * t)});
+    }
+    return out;
+  };
+  p.option_sets = {options(3, {30, 20, 14, 11}), options(5, {50, 41, 35})};
+  for (const auto& ins : p.dag.nodes)
+    p.option_set_of.push_back(ins.direction == workload::Direction::kForward ? 0 : 1);
+  std::vector<double> marginals;
+  for (int m = 0; m < 4; ++m) marginals.insert(marginals.end(), {3, 6, 10, 6, 9});
+  std::sort(marginals.begin(), marginals.end());
+  double time = 4 * 6 + 4 * 7;
+  double cost = 4 * 11 + 4 * 35;
+  std::vector<ParetoPoint> expected{{Seconds(time), Joules(cost + p_blocking * time)}};
+  for (double m : marginals) {
+    time -= 1;
+    cost += m;
+    expected.push_back({Seconds(time), Joules(cost + p_blocking * time)});
+  }
+  const auto want = ParetoSet::from_points(expected);
+  const auto result = solve_pipeline(p, {Seconds(1.0)});
+  ASSERT_EQ(result.frontier.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_DOUBLE_EQ(result.frontier[i].time.value(), want[i].time.value());
+    EXPECT_DOUBLE_EQ(result.frontier[i].energy.value(), want[i].energy.value());
+  }
+  EXPECT_EQ(result.summary.steps, 20);
+  EXPECT_EQ(result.summary.planned_slowest_units, 52);
+  EXPECT_EQ(result.summary.planned_fastest_units, 32);
+}
+
+TEST(PipelineSolver, StartsFromTheLeastEnergyPlanAndEndsAtTheFastest) {
+  Rng rng(13);
+  const auto p = make_problem(4, 8, false, 70.0, [&] {
+    std::vector<ExecutionOption> out;
+    const double base = rng.uniform(0.05, 0.2);
+    for (int k = 0; k < 18; ++k) {
+      const double slow = 1.0 + 0.03 * k;
+      out.push_back({Seconds(base * slow), Joules(base * (200.0 + 100.0 / (slow * slow)))});
+    }
+    return out;
+  });
+  const auto result = solve_pipeline(p);
+  std::vector<int> fastest(p.dag.nodes.size(), 0);
+  EXPECT_NEAR(result.frontier.fastest().time.value(), evaluate_plan(p, fastest).time.value(), 1e-3);
+  EXPECT_GT(result.frontier.size(), 10u);
+  EXPECT_EQ(result.changes.size(), static_cast<std::size_t>(result.summary.steps) + 2);
+  EXPECT_FALSE(result.summary.to_string().empty());
+}
+
+TEST(PipelineSolver, RejectsInconsistentProblems) {
+  auto p = make_problem(2, 2, false, 1.0, [] {
+    return std::vector<ExecutionOption>{{Seconds(1), Joules(2)}};
+  });
+  EXPECT_THROW(solve_pipeline(p, {Seconds(0.0)}), Error);
+  auto bad = p;
+  bad.option_set_of.pop_back();
+  EXPECT_THROW(solve_pipeline(bad), Error);
+  bad = p;
+  bad.option_sets[0][0].time = Seconds(-1);
+  EXPECT_THROW(solve_pipeline(bad), Error);
+  bad = p;
+  bad.p_blocking = Watts(-1);
+  EXPECT_THROW(solve_pipeline(bad), Error);
+  bad = p;
+  bad.dag.edges.emplace_back(bad.dag.stage_order[0].back(), bad.dag.stage_order[0].front());
+  EXPECT_THROW(solve_pipeline(bad), Error);
+  EXPECT_THROW(evaluate_plan(p, std::vector<int>(p.dag.nodes.size(), 1)), Error);
+  const auto result = solve_pipeline(p);
+  EXPECT_EQ(result.frontier.size(), 1u);
+  EXPECT_THROW(result.assignment(5), Error);
+}
+
+}  // namespace
+}  // namespace kareus::frontier
