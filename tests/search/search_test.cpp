@@ -36,25 +36,6 @@ std::vector<std::size_t> ids_of(const SearchResult& r) {
   return ids;
 }
 
-// Hypervolume of a result's (time, total energy) points under the exhaustive run's normalisation
-// and reference point, as a fraction of the exhaustive frontier's.
-double hv_fraction(const SearchResult& result, const SyntheticProblem& problem) {
-  std::vector<Point2> all;
-  Point2 lo{1e300, 1e300}, hi{0, 0};
-  for (std::size_t id = 0; id < problem.size(); ++id) {
-    const Measurement m = problem.truth(id);
-    all.push_back({m.time.value(), m.total_energy.value()});
-    lo = {std::min(lo.x, all.back().x), std::min(lo.y, all.back().y)};
-    hi = {std::max(hi.x, all.back().x), std::max(hi.y, all.back().y)};
-  }
-  const Point2 ref{1.1 * hi.x, 1.1 * hi.y};
-  std::vector<Point2> found;
-  for (const auto& p : result.measured) {
-    found.push_back({p.measurement.time.value(), p.measurement.total_energy.value()});
-  }
-  return hypervolume_2d(found, ref) / hypervolume_2d(all, ref);
-}
-
 TEST(Search, ExhaustiveMeasuresEveryConfigOnce) {
   SyntheticProblem problem(small_shape());
   const SearchResult r = run_search(problem, with(Strategy::exhaustive));
@@ -64,7 +45,7 @@ TEST(Search, ExhaustiveMeasuresEveryConfigOnce) {
       problem.size());
   EXPECT_EQ(problem.measured_ids().size(), problem.size());
   EXPECT_EQ(r.summary.stop_reason, StopReason::space_exhausted);
-  EXPECT_DOUBLE_EQ(hv_fraction(r, problem), 1.0);
+  EXPECT_DOUBLE_EQ(testing::hv_fraction(r, problem), 1.0);
   // The frontier is the Pareto set: no measured point dominates a frontier point.
   for (std::size_t id : r.frontier_total) {
     const Measurement f = problem.truth(id);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "kareus/core/rng.hpp"
+#include "kareus/search/hypervolume.hpp"
 
 namespace kareus::testing {
 namespace {
@@ -102,6 +103,22 @@ std::vector<search::Measurement> SyntheticProblem::measure(const std::vector<std
     out.push_back(truth(id));
   }
   return out;
+}
+
+double hv_fraction(const search::SearchResult& result, const SyntheticProblem& problem) {
+  std::vector<search::Point2> all;
+  search::Point2 worst{0, 0};
+  for (std::size_t id = 0; id < problem.size(); ++id) {
+    const search::Measurement m = problem.truth(id);
+    all.push_back({m.time.value(), m.total_energy.value()});
+    worst = {std::max(worst.x, all.back().x), std::max(worst.y, all.back().y)};
+  }
+  const search::Point2 ref{1.1 * worst.x, 1.1 * worst.y};
+  std::vector<search::Point2> found;
+  for (const auto& p : result.measured) {
+    found.push_back({p.measurement.time.value(), p.measurement.total_energy.value()});
+  }
+  return search::hypervolume_2d(found, ref) / search::hypervolume_2d(all, ref);
 }
 
 }  // namespace kareus::testing

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "kareus/search/problem.hpp"
+#include "kareus/search/search.hpp"
 
 namespace kareus::testing {
 
@@ -60,5 +60,9 @@ class SyntheticProblem : public search::Problem {
   std::chrono::milliseconds delay_{0};
   std::filesystem::path log_;
 };
+
+// Hypervolume of a result's measured (time, total energy) points over that of all configurations,
+// both with the reference point 1.1 x the maxima over all configurations.
+double hv_fraction(const search::SearchResult& result, const SyntheticProblem& problem);
 
 }  // namespace kareus::testing
