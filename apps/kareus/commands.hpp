@@ -7,5 +7,6 @@
 
 namespace kareus::cli {
 
+void register_energylens_command(CLI::App& app);
 
 }  // namespace kareus::cli

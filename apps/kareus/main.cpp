@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
       "Kareus: energy-optimal GPU execution plans for LLM training and inference.\n"
       "Runs on a calibrated GPU emulator by default."};
   app.require_subcommand(1);
+  kareus::cli::register_energylens_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

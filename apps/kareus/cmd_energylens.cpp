@@ -1,0 +1,335 @@
+// kareus energylens {import,fit,predict,select,evaluate,discover}: the EnergyLens inference
+// energy model (docs/energylens.md).
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "commands.hpp"
+#include "kareus/core/error.hpp"
+#include "kareus/core/json.hpp"
+#include "kareus/core/table.hpp"
+#include "kareus/energylens/closed_form.hpp"
+#include "kareus/energylens/evaluate.hpp"
+#include "kareus/energylens/fit.hpp"
+#include "kareus/energylens/import.hpp"
+#include "kareus/energylens/metrics.hpp"
+#include "kareus/energylens/select.hpp"
+#include "kareus/energylens/symbolic.hpp"
+
+namespace kareus::cli {
+namespace {
+
+namespace el = kareus::energylens;
+
+void emit(const std::string& text) {
+  std::fputs(text.c_str(), stdout);
+}
+
+std::string config_text(const el::Sample& s) {
+  return fmt::format("tp={} pp={} batch={}", format_number(s.tp), format_number(s.pp),
+                     format_number(s.batch));
+}
+
+struct FitArgs {
+  std::string loss = "relative";
+  int restarts = 8;
+  std::uint64_t seed = 1;
+  std::string scale_by = "model,gpu";
+
+  void add(CLI::App* cmd) {
+    cmd->add_option("--loss", loss, "relative (mean squared relative error) or log");
+    cmd->add_option("--restarts", restarts, "L-BFGS-B starts (first fixed, others seeded)");
+    cmd->add_option("--seed", seed, "seed of the random starts and splits");
+    cmd->add_option("--scale-by", scale_by,
+                    "columns forming a scale group with its own multiplier: any of "
+                    "model,gpu,scenario, or none");
+  }
+  el::FitOptions options() const {
+    el::FitOptions o;
+    o.loss = el::parse_loss(loss);
+    o.restarts = restarts;
+    o.seed = seed;
+    o.scale_by = el::parse_scale_by(scale_by);
+    return o;
+  }
+};
+
+void add_import(CLI::App& parent) {
+  auto* cmd = parent.add_subcommand("import", "Convert a public dataset to the canonical CSV");
+  auto format = std::make_shared<std::string>();
+  auto in = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  cmd->add_option("--format", *format, "mlenergy-v2 or tokenpowerbench")->required();
+  cmd->add_option("IN", *in, "the dataset's flattened CSV")->required();
+  cmd->add_option("OUT", *out, "canonical CSV to write")->required();
+  cmd->add_flag("--json", *json, "print one JSON document");
+  cmd->callback([=] {
+    const el::ImportResult r = el::import_dataset(el::parse_import_format(*format), *in);
+    write_file_atomically(*out, el::dataset_to_csv(r.data));
+    if (*json) {
+      emit(Json{{"input", *in},
+                {"output", *out},
+                {"rows_read", r.rows_read},
+                {"rows_written", r.data.samples.size()},
+                {"notes", r.notes}}
+               .dump(2) +
+           "\n");
+      return;
+    }
+    std::string text = fmt::format("{}: {} rows read, {} rows written to {}\n", *in, r.rows_read,
+                                   r.data.samples.size(), *out);
+    for (const auto& n : r.notes) text += "  - " + n + "\n";
+    emit(text);
+  });
+}
+
+Json params_json(const el::EnergyModel& m) {
+  Json out = Json::array();
+  for (std::size_t k = 0; k < el::kParams; ++k) {
+    const auto& info = el::parameter_info()[k];
+    out.push_back({{"name", info.name}, {"value", m.params[k]}, {"meaning", info.meaning}});
+  }
+  return out;
+}
+
+std::string params_text(const el::EnergyModel& m) {
+  TextTable t({"parameter", "value", "meaning"});
+  for (std::size_t k = 0; k < el::kParams; ++k) {
+    const auto& info = el::parameter_info()[k];
+    t.add_row(
+        {std::string(info.name), fmt::format("{:.6g}", m.params[k]), std::string(info.meaning)});
+  }
+  return t.render();
+}
+
+void add_fit(CLI::App& parent) {
+  auto* cmd = parent.add_subcommand("fit", "Fit the 12-parameter closed form with L-BFGS-B");
+  auto data = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  auto fit = std::make_shared<FitArgs>();
+  cmd->add_option("--data", *data, "canonical CSV")->required();
+  cmd->add_option("--out", *out, "write the fitted model (JSON) here");
+  cmd->add_flag("--json", *json, "print one JSON document");
+  fit->add(cmd);
+  cmd->callback([=] {
+    const el::Dataset d = el::read_dataset(*data);
+    const el::EnergyModel m = el::fit_energy_model(d.samples, fit->options());
+    std::vector<double> measured, predicted;
+    for (const auto& s : d.samples) {
+      measured.push_back(s.energy->value());
+      predicted.push_back(m.predict(s).value());
+    }
+    const double mape = el::mape_percent(measured, predicted);
+    if (!out->empty()) write_file_atomically(*out, m.to_json().dump(2) + "\n");
+    if (*json) {
+      Json j = m.to_json();
+      j["parameters"] = params_json(m);
+      j["train_mape_percent"] = mape;
+      j["input_tokens_reported"] = d.has_input_tokens;
+      emit(j.dump(2) + "\n");
+      return;
+    }
+    std::string text =
+        fmt::format("fitted on {} rows ({} loss, {} scale groups), training MAPE {:.1f} %\n{}",
+                    d.samples.size(), el::loss_name(m.loss), m.scales.size(), mape, params_text(m));
+    if (!d.has_input_tokens)
+      text += "input tokens not reported: a_p is J per request, absorbing the mean prompt length\n";
+    if (m.scales.size() > 1) {
+      TextTable t({"scale group", "multiplier"});
+      for (const auto& [g, v] : m.scales) t.add_row({g, fmt::format("{:.4g}", v)});
+      text += t.render();
+    }
+    emit(text);
+  });
+}
+
+el::EnergyModel load_model(const std::string& path) {
+  return el::EnergyModel::from_json(JsonDocument::load_file(path).root());
+}
+
+void add_predict(CLI::App& parent) {
+  auto* cmd = parent.add_subcommand("predict", "Predict energy per request for configurations");
+  auto model = std::make_shared<std::string>();
+  auto data = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  cmd->add_option("--model", *model, "model JSON from 'energylens fit --out'")->required();
+  cmd->add_option("--data", *data, "canonical CSV (energy_j optional)")->required();
+  cmd->add_flag("--json", *json, "print one JSON document");
+  cmd->callback([=] {
+    const el::EnergyModel m = load_model(*model);
+    const el::Dataset d = el::read_dataset(*data, el::EnergyColumn::optional);
+    Json rows = Json::array();
+    TextTable t({"line", "scenario", "config", "predicted J", "measured J"});
+    std::vector<double> measured, predicted;
+    for (const auto& s : d.samples) {
+      const double p = m.predict(s).value();
+      rows.push_back({{"line", s.line},
+                      {"scenario", s.scenario},
+                      {"predicted_energy_j", p},
+                      {"measured_energy_j", s.energy ? Json(s.energy->value()) : Json(nullptr)}});
+      t.add_row({std::to_string(s.line), s.scenario, config_text(s), fmt::format("{:.4g}", p),
+                 s.energy ? fmt::format("{:.4g}", s.energy->value()) : "-"});
+      if (s.energy) {
+        measured.push_back(s.energy->value());
+        predicted.push_back(p);
+      }
+    }
+    const bool scored = measured.size() == d.samples.size();
+    const double mape = scored ? el::mape_percent(measured, predicted) : 0.0;
+    if (*json) {
+      emit(Json{{"rows", rows}, {"mape_percent", scored ? Json(mape) : Json(nullptr)}}.dump(2) +
+           "\n");
+      return;
+    }
+    emit(t.render() + (scored ? fmt::format("MAPE {:.1f} %\n", mape) : ""));
+  });
+}
+
+void add_select(CLI::App& parent) {
+  auto* cmd = parent.add_subcommand(
+      "select", "Rank candidate configurations by predicted energy, per scenario");
+  auto model = std::make_shared<std::string>();
+  auto data = std::make_shared<std::string>();
+  auto scenario = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  cmd->add_option("--model", *model, "model JSON from 'energylens fit --out'")->required();
+  cmd->add_option("--candidates", *data, "canonical CSV of candidates (energy_j optional)")
+      ->required();
+  cmd->add_option("--scenario", *scenario, "only this scenario");
+  cmd->add_flag("--json", *json, "print one JSON document");
+  cmd->callback([=] {
+    const el::EnergyModel m = load_model(*model);
+    const el::Dataset d = el::read_dataset(*data, el::EnergyColumn::optional);
+    std::vector<el::Selection> selections = el::select_configurations(m, d);
+    if (!scenario->empty()) {
+      std::erase_if(selections, [&](const el::Selection& s) { return s.scenario != *scenario; });
+      if (selections.empty())
+        throw Error::invalid(*data, "--scenario", *scenario, "no candidate has this scenario");
+    }
+    Json out = Json::array();
+    std::string text;
+    for (const auto& sel : selections) {
+      Json ranking = Json::array();
+      TextTable t({"rank", "config", "predicted J", "measured J", "time s"});
+      for (std::size_t i = 0; i < sel.ranking.size(); ++i) {
+        const el::Sample& s = d.samples[sel.ranking[i].row];
+        ranking.push_back(
+            {{"line", s.line},
+             {"tp", s.tp},
+             {"pp", s.pp},
+             {"batch", s.batch},
+             {"predicted_energy_j", sel.ranking[i].predicted.value()},
+             {"measured_energy_j", s.energy ? Json(s.energy->value()) : Json(nullptr)},
+             {"time_s", s.time ? Json(s.time->value()) : Json(nullptr)}});
+        t.add_row({std::to_string(i + 1), config_text(s),
+                   fmt::format("{:.4g}", sel.ranking[i].predicted.value()),
+                   s.energy ? fmt::format("{:.4g}", s.energy->value()) : "-",
+                   s.time ? fmt::format("{:.4g}", s.time->value()) : "-"});
+      }
+      const el::Sample& best = d.samples[sel.ranking.front().row];
+      Json j{{"scenario", sel.scenario},
+             {"energy_optimal_line", best.line},
+             {"latency_optimal_line",
+              sel.latency_optimal ? Json(d.samples[*sel.latency_optimal].line) : Json(nullptr)},
+             {"latency_penalty_predicted_percent",
+              sel.latency_penalty_predicted_percent ? Json(*sel.latency_penalty_predicted_percent)
+                                                    : Json(nullptr)},
+             {"latency_penalty_measured_percent", sel.latency_penalty_measured_percent
+                                                      ? Json(*sel.latency_penalty_measured_percent)
+                                                      : Json(nullptr)},
+             {"ranking", ranking}};
+      out.push_back(j);
+      text += fmt::format("scenario {}\n{}energy-optimal:  {}\n", sel.scenario, t.render(),
+                          config_text(best));
+      if (sel.latency_optimal)
+        text += fmt::format(
+            "latency-optimal: {} (predicted +{:.1f} % energy{})\n",
+            config_text(d.samples[*sel.latency_optimal]), *sel.latency_penalty_predicted_percent,
+            sel.latency_penalty_measured_percent
+                ? fmt::format(", measured +{:.1f} %", *sel.latency_penalty_measured_percent)
+                : "");
+      else
+        text += "latency-optimal: unknown (candidates have no time_s)\n";
+      text += "\n";
+    }
+    emit(*json ? Json{{"scenarios", out}}.dump(2) + "\n" : text);
+  });
+}
+
+void add_evaluate(CLI::App& parent) {
+  auto* cmd = parent.add_subcommand(
+      "evaluate", "Compare EnergyLens with the baselines on random train/test splits");
+  auto data = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  auto opts = std::make_shared<el::EvaluateOptions>();
+  auto fit = std::make_shared<FitArgs>();
+  cmd->add_option("--data", *data, "canonical CSV")->required();
+  cmd->add_option("--train-size", opts->train_size, "training rows per split");
+  cmd->add_option("--seeds", opts->seeds, "number of random splits");
+  cmd->add_flag("--json", *json, "print one JSON document");
+  fit->add(cmd);
+  cmd->callback([=] {
+    const el::Dataset d = el::read_dataset(*data);
+    el::EvaluateOptions o = *opts;
+    o.fit = fit->options();
+    o.seed = fit->seed;
+    const el::EvaluationReport r = el::evaluate(d, o);
+    emit(*json ? r.to_json().dump(2) + "\n" : r.to_markdown());
+  });
+}
+
+void add_discover(CLI::App& parent) {
+  auto* cmd = parent.add_subcommand(
+      "discover", "Symbolic regression: the loss-complexity Pareto front of closed forms");
+  auto data = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  auto opts = std::make_shared<el::DiscoverOptions>();
+  auto scale_by = std::make_shared<std::string>("model,gpu");
+  cmd->add_option("--data", *data, "canonical CSV")->required();
+  cmd->add_option("--population", opts->population, "individuals per generation");
+  cmd->add_option("--generations", opts->generations, "generations");
+  cmd->add_option("--max-complexity", opts->max_complexity, "largest tree, in nodes");
+  cmd->add_option("--parsimony", opts->parsimony, "loss penalty per node");
+  cmd->add_option("--seed", opts->seed, "random seed");
+  cmd->add_option("--scale-by", *scale_by, "as for fit");
+  cmd->add_flag("--json", *json, "print one JSON document");
+  cmd->callback([=] {
+    const el::Dataset d = el::read_dataset(*data);
+    el::DiscoverOptions o = *opts;
+    o.scale_by = el::parse_scale_by(*scale_by);
+    o.progress = true;
+    const el::DiscoverResult r = el::discover(d, o);
+    Json front = Json::array();
+    TextTable t({"complexity", "loss (MSRE)", "expression (E = scale x expr)"});
+    for (const auto& m : r.front) {
+      front.push_back({{"complexity", m.complexity},
+                       {"loss", m.loss},
+                       {"scale", m.scale},
+                       {"expression", m.expression.to_string()}});
+      t.add_row({std::to_string(m.complexity), fmt::format("{:.4g}", m.loss),
+                 fmt::format("{:.4g} * {}", m.scale, m.expression.to_string())});
+    }
+    Json vars = Json::array();
+    for (auto v : r.variables) vars.push_back(std::string(el::var_name(v)));
+    emit(*json ? Json{{"variables", vars}, {"front", front}}.dump(2) + "\n" : t.render());
+  });
+}
+
+}  // namespace
+
+void register_energylens_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("energylens", "EnergyLens: closed-form LLM inference energy");
+  cmd->require_subcommand(1);
+  add_import(*cmd);
+  add_fit(*cmd);
+  add_predict(*cmd);
+  add_select(*cmd);
+  add_evaluate(*cmd);
+  add_discover(*cmd);
+}
+
+}  // namespace kareus::cli

@@ -1,0 +1,55 @@
+// The canonical EnergyLens CSV: one row per measured (or candidate) serving configuration.
+// Required columns: scenario,tp,pp,batch,output_tokens,energy_j. Optional: dp,input_tokens,model,
+// gpu,time_s,power_w. Energy, time and tokens refer to one request (docs/energylens.md).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kareus/core/units.hpp"
+
+namespace kareus::energylens {
+
+struct Sample {
+  std::string scenario;  // rows among which one configuration is chosen
+  double tp = 1.0;
+  double pp = 1.0;
+  double dp = 1.0;
+  double batch = 1.0;
+  double output_tokens = 1.0;
+  std::optional<double> input_tokens;
+  std::optional<Joules> energy;  // absent only for candidate configurations
+  std::string model;
+  std::string gpu;
+  std::optional<Seconds> time;
+  std::optional<Watts> power;
+  std::size_t line = 0;  // line in the source file, for messages
+};
+
+struct Dataset {
+  std::string source;
+  std::vector<Sample> samples;
+  // Either every row reports input tokens or none does (mixing would change the prefill term's
+  // meaning from row to row).
+  bool has_input_tokens = false;
+  bool has_time = false;  // every row has time_s
+
+  double energy_j(std::size_t i) const { return samples[i].energy->value(); }
+};
+
+enum class EnergyColumn { required, optional };
+
+Dataset parse_dataset(std::string_view text, std::string source_name,
+                      EnergyColumn energy = EnergyColumn::required);
+Dataset read_dataset(const std::filesystem::path& path,
+                     EnergyColumn energy = EnergyColumn::required);
+std::string dataset_to_csv(const Dataset& data);
+
+// Indices of the rows of each scenario, scenarios in order of first appearance.
+std::vector<std::vector<std::size_t>> scenario_groups(const std::vector<Sample>& samples,
+                                                      const std::vector<std::size_t>& rows);
+
+}  // namespace kareus::energylens

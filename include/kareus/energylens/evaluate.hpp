@@ -1,0 +1,65 @@
+// The evaluation protocol: random train/test splits over seeds, a sample-efficiency curve and a
+// batch-size extrapolation test, for EnergyLens and every baseline on the same splits.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kareus/core/json.hpp"
+#include "kareus/energylens/dataset.hpp"
+#include "kareus/energylens/fit.hpp"
+
+namespace kareus::energylens {
+
+struct EvaluateOptions {
+  std::size_t train_size = 50;
+  int seeds = 10;
+  std::uint64_t seed = 1;
+  FitOptions fit;
+  std::vector<std::size_t> curve_sizes = {10, 20, 50, 100, 200};
+  bool progress = true;
+};
+
+// Mean and sample standard deviation over seeds; seeds where the metric is undefined (no
+// scenario with two held-out rows) are left out and `count` says how many remained.
+struct Stat {
+  double mean = 0.0;
+  double std = 0.0;
+  std::size_t count = 0;
+};
+
+struct ModelScores {
+  std::optional<Stat> mape;  // absent for a ranking proxy
+  Stat top1;
+  Stat pairwise;
+};
+
+using Scores = std::map<std::string, ModelScores>;
+
+struct Extrapolation {
+  double train_max_batch = 0.0;  // train on batch <= this
+  double test_min_batch = 0.0;   // test on batch in [3x, 10x] of it
+  double test_max_batch = 0.0;
+  std::size_t train_rows = 0;
+  std::size_t test_rows = 0;
+  Scores scores;
+};
+
+struct EvaluationReport {
+  std::string source;
+  std::size_t rows = 0;
+  std::size_t scenarios = 0;
+  std::size_t train_size = 0;
+  int seeds = 0;
+  Scores scores;
+  std::vector<std::pair<std::size_t, Scores>> curve;
+  std::optional<Extrapolation> extrapolation;  // absent when no batch range fits
+  Json to_json() const;
+  std::string to_markdown() const;
+};
+
+EvaluationReport evaluate(const Dataset& data, const EvaluateOptions& options);
+
+}  // namespace kareus::energylens

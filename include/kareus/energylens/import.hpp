@@ -1,0 +1,29 @@
+// Converters from public measurement datasets to the canonical EnergyLens CSV. Each keeps every
+// input row (a row it cannot convert is an error, never skipped) and states in `notes` what it
+// derived and how the prefill term is handled, since neither dataset reports input tokens.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kareus/energylens/dataset.hpp"
+
+namespace kareus::energylens {
+
+enum class ImportFormat { mlenergy_v2, tokenpowerbench };
+
+ImportFormat parse_import_format(std::string_view text);
+
+struct ImportResult {
+  Dataset data;
+  std::size_t rows_read = 0;
+  std::vector<std::string> notes;
+};
+
+// `in` is the dataset's flattened CSV (mlenergy_v2_llm_configs.csv or
+// tokenpowerbench_upstream_runs.csv, see each dataset's README).
+ImportResult import_dataset(ImportFormat format, const std::filesystem::path& in);
+
+}  // namespace kareus::energylens

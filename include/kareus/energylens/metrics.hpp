@@ -1,0 +1,30 @@
+// Accuracy measures of an energy predictor on held-out rows (definitions in docs/energylens.md).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "kareus/energylens/dataset.hpp"
+
+namespace kareus::energylens {
+
+// Mean absolute percentage error, in percent.
+double mape_percent(const std::vector<double>& measured, const std::vector<double>& predicted);
+
+struct SelectionScore {
+  // Mean over scenarios with >= 2 rows of: the share of predicted-best rows (ties in the
+  // prediction split the credit) whose measured energy is the scenario's minimum. NaN if none.
+  double top1 = 0.0;
+  std::size_t scenarios = 0;
+  // Over all pairs within a scenario whose measured energies differ: ordered like the
+  // measurement = 1, predicted tie = 1/2, reversed = 0; pooled over scenarios. NaN if no pair.
+  double pairwise = 0.0;
+  std::size_t pairs = 0;
+};
+
+// `score[i]` ranks samples[rows[i]] (lower = better); its scale does not matter.
+SelectionScore selection_score(const std::vector<Sample>& samples,
+                               const std::vector<std::size_t>& rows,
+                               const std::vector<double>& score);
+
+}  // namespace kareus::energylens

@@ -1,0 +1,31 @@
+// Configuration selection: rank a scenario's candidate configurations by predicted energy and
+// set the energy-optimal choice beside the latency-optimal one.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kareus/energylens/dataset.hpp"
+#include "kareus/energylens/fit.hpp"
+
+namespace kareus::energylens {
+
+struct Ranked {
+  std::size_t row;  // index into the candidates' samples
+  Joules predicted;
+};
+
+struct Selection {
+  std::string scenario;
+  std::vector<Ranked> ranking;                 // lowest predicted energy first
+  std::optional<std::size_t> latency_optimal;  // row with the lowest time_s, when all have one
+  // Extra energy of the latency-optimal choice over the energy-optimal one, in percent:
+  // predicted always, measured when both rows carry energy_j.
+  std::optional<double> latency_penalty_predicted_percent;
+  std::optional<double> latency_penalty_measured_percent;
+};
+
+std::vector<Selection> select_configurations(const EnergyModel& model, const Dataset& candidates);
+
+}  // namespace kareus::energylens

@@ -1,0 +1,65 @@
+// Symbolic regression by genetic programming over expression trees (+, -, *, /, pow, log,
+// constants and the row's variables), to discover a closed form from measurements. Fitness is
+// the mean squared relative error, with each scale group's multiplier solved in closed form (as
+// in fit.hpp), plus a complexity penalty. The result is the loss-complexity Pareto front, each
+// member's constants refitted with L-BFGS-B.
+//
+// Hand-written because none of the project's libraries does tree-based GP (Pagmo evolves
+// fixed-length real vectors, not expression structures).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kareus/energylens/dataset.hpp"
+
+namespace kareus::energylens {
+
+enum class Var : std::uint8_t { tp, pp, batch, input_tokens, output_tokens };
+std::string_view var_name(Var v);
+
+struct ExprNode {
+  enum class Op : std::uint8_t { constant, variable, add, sub, mul, div, pow, log } op;
+  double value = 0.0;  // for constant
+  Var var = Var::tp;   // for variable
+};
+
+// A tree in prefix order.
+struct Expression {
+  std::vector<ExprNode> nodes;
+  std::size_t complexity() const { return nodes.size(); }
+  // NaN where the expression is undefined (division by ~0, log or pow of a non-positive base).
+  double evaluate(const Sample& s) const;
+  std::string to_string() const;
+};
+
+struct DiscoverOptions {
+  std::size_t population = 300;
+  int generations = 40;
+  std::size_t max_complexity = 25;
+  double parsimony = 1e-4;  // added to the loss per node when selecting parents
+  std::uint64_t seed = 1;
+  std::vector<std::string> scale_by;  // as FitOptions::scale_by
+  bool progress = false;
+};
+
+struct FrontMember {
+  Expression expression;
+  double loss = 0.0;   // mean squared relative error with optimal group multipliers
+  double scale = 1.0;  // geometric mean of the group multipliers, so E ~ scale * expr
+  std::size_t complexity = 0;
+};
+
+struct DiscoverResult {
+  std::vector<FrontMember> front;  // increasing complexity, strictly decreasing loss
+  std::vector<Var> variables;
+};
+
+DiscoverResult discover(const Dataset& data, const DiscoverOptions& options);
+
+// Loss of `e` on `rows` with the optimal multiplier per scale group; +inf where undefined.
+double expression_loss(const Expression& e, const std::vector<Sample>& rows,
+                       const std::vector<std::string>& scale_by, double* scale = nullptr);
+
+}  // namespace kareus::energylens

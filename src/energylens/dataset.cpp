@@ -1,0 +1,98 @@
+#include "kareus/energylens/dataset.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "kareus/core/csv.hpp"
+#include "kareus/core/error.hpp"
+
+namespace kareus::energylens {
+namespace {
+
+Sample parse_row(const CsvRow& row, EnergyColumn energy) {
+  Sample s;
+  s.line = row.line();
+  s.scenario = row.text("scenario");
+  if (s.scenario.empty()) row.fail("scenario", "a scenario name is required");
+  s.tp = static_cast<double>(row.positive_integer("tp"));
+  s.pp = static_cast<double>(row.positive_integer("pp"));
+  if (row.optional_text("dp")) s.dp = static_cast<double>(row.positive_integer("dp"));
+  s.batch = row.positive_number("batch");
+  s.output_tokens = row.positive_number("output_tokens");
+  if (energy == EnergyColumn::required || row.optional_text("energy_j"))
+    s.energy = Joules(row.positive_number("energy_j"));
+  if (row.optional_text("input_tokens")) s.input_tokens = row.positive_number("input_tokens");
+  s.model = row.optional_text("model").value_or("");
+  s.gpu = row.optional_text("gpu").value_or("");
+  if (row.optional_text("time_s")) s.time = Seconds(row.positive_number("time_s"));
+  if (row.optional_text("power_w")) s.power = Watts(row.positive_number("power_w"));
+  return s;
+}
+
+Dataset from_table(const CsvTable& table, EnergyColumn energy) {
+  std::vector<std::string> required = {"scenario", "tp", "pp", "batch", "output_tokens"};
+  if (energy == EnergyColumn::required) required.push_back("energy_j");
+  table.require_columns(required);
+  Dataset data;
+  data.source = table.source();
+  if (table.rows() == 0) throw Error(fmt::format("{}: no data rows", data.source));
+  for (std::size_t i = 0; i < table.rows(); ++i)
+    data.samples.push_back(parse_row(table.row(i), energy));
+
+  const auto with_inputs =
+      std::count_if(data.samples.begin(), data.samples.end(),
+                    [](const Sample& s) { return s.input_tokens.has_value(); });
+  if (with_inputs > 0 && static_cast<std::size_t>(with_inputs) < data.samples.size()) {
+    for (std::size_t i = 0; i < data.samples.size(); ++i)
+      if (!data.samples[i].input_tokens)
+        table.row(i).fail("input_tokens",
+                          "other rows report input tokens, so every row must (the prefill term "
+                          "cannot mean different things on different rows)");
+  }
+  data.has_input_tokens = with_inputs > 0;
+  data.has_time = std::all_of(data.samples.begin(), data.samples.end(),
+                              [](const Sample& s) { return s.time.has_value(); });
+  return data;
+}
+
+}  // namespace
+
+Dataset parse_dataset(std::string_view text, std::string source_name, EnergyColumn energy) {
+  return from_table(CsvTable::parse(text, std::move(source_name)), energy);
+}
+
+Dataset read_dataset(const std::filesystem::path& path, EnergyColumn energy) {
+  return from_table(CsvTable::read_file(path), energy);
+}
+
+std::string dataset_to_csv(const Dataset& data) {
+  std::string out = "scenario,tp,pp,dp,batch,output_tokens";
+  if (data.has_input_tokens) out += ",input_tokens";
+  out += ",energy_j,model,gpu,time_s,power_w\n";
+  auto opt = [](const auto& v) { return v ? format_number(v->value()) : std::string(); };
+  for (const Sample& s : data.samples) {
+    out += fmt::format("{},{},{},{},{},{}", csv_escape(s.scenario), format_number(s.tp),
+                       format_number(s.pp), format_number(s.dp), format_number(s.batch),
+                       format_number(s.output_tokens));
+    if (data.has_input_tokens) out += "," + format_number(s.input_tokens.value_or(0.0));
+    out += fmt::format(",{},{},{},{},{}\n", opt(s.energy), csv_escape(s.model), csv_escape(s.gpu),
+                       opt(s.time), opt(s.power));
+  }
+  return out;
+}
+
+std::vector<std::vector<std::size_t>> scenario_groups(const std::vector<Sample>& samples,
+                                                      const std::vector<std::size_t>& rows) {
+  std::map<std::string, std::size_t> index;
+  std::vector<std::vector<std::size_t>> groups;
+  for (std::size_t r : rows) {
+    auto [it, inserted] = index.emplace(samples[r].scenario, groups.size());
+    if (inserted) groups.emplace_back();
+    groups[it->second].push_back(r);
+  }
+  return groups;
+}
+
+}  // namespace kareus::energylens

@@ -1,0 +1,259 @@
+#include "kareus/energylens/evaluate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "kareus/core/error.hpp"
+#include "kareus/core/progress.hpp"
+#include "kareus/core/rng.hpp"
+#include "kareus/core/table.hpp"
+#include "kareus/energylens/metrics.hpp"
+#include "kareus/energylens/predictors.hpp"
+
+namespace kareus::energylens {
+namespace {
+
+struct RunScore {
+  std::optional<double> mape;
+  double top1;
+  double pairwise;
+};
+
+std::vector<std::unique_ptr<Predictor>> predictors(const Dataset& data, const FitOptions& fit,
+                                                   std::uint64_t seed) {
+  std::vector<std::unique_ptr<Predictor>> out;
+  out.push_back(make_energylens(fit));
+  out.push_back(make_xgboost(TreeKind::random_forest, fit.scale_by, seed));
+  out.push_back(make_xgboost(TreeKind::gradient_boosting, fit.scale_by, seed));
+  out.push_back(make_per_batch_linear(fit.scale_by));
+  if (data.has_time) out.push_back(make_latency_proxy());
+  return out;
+}
+
+std::vector<Sample> pick(const Dataset& data, const std::vector<std::size_t>& rows) {
+  std::vector<Sample> out;
+  for (std::size_t r : rows) out.push_back(data.samples[r]);
+  return out;
+}
+
+std::map<std::string, RunScore> run_split(const Dataset& data,
+                                          const std::vector<std::size_t>& train,
+                                          const std::vector<std::size_t>& test,
+                                          const FitOptions& fit, std::uint64_t seed) {
+  FitOptions f = fit;
+  f.seed = seed;
+  const std::vector<Sample> train_rows = pick(data, train), test_rows = pick(data, test);
+  std::vector<double> measured;
+  for (std::size_t r : test) measured.push_back(data.energy_j(r));
+  std::map<std::string, RunScore> out;
+  for (auto& p : predictors(data, f, seed)) {
+    p->fit(train_rows);
+    const std::vector<double> predicted = p->predict(test_rows);
+    const SelectionScore sel = selection_score(data.samples, test, predicted);
+    RunScore score{std::nullopt, sel.top1, sel.pairwise};
+    if (p->predicts_energy()) score.mape = mape_percent(measured, predicted);
+    out[p->name()] = score;
+  }
+  return out;
+}
+
+Stat stat_of(const std::vector<double>& values) {
+  Stat s;
+  std::vector<double> v;
+  for (double x : values)
+    if (std::isfinite(x)) v.push_back(x);
+  s.count = v.size();
+  if (v.empty()) return {std::nan(""), std::nan(""), 0};
+  for (double x : v) s.mean += x;
+  s.mean /= static_cast<double>(v.size());
+  for (double x : v) s.std += (x - s.mean) * (x - s.mean);
+  s.std = v.size() > 1 ? std::sqrt(s.std / static_cast<double>(v.size() - 1)) : 0.0;
+  return s;
+}
+
+Scores summarise(const std::vector<std::map<std::string, RunScore>>& runs) {
+  Scores out;
+  if (runs.empty()) return out;
+  for (const auto& [name, first] : runs.front()) {
+    std::vector<double> mape, top1, pairwise;
+    for (const auto& run : runs) {
+      const RunScore& r = run.at(name);
+      if (r.mape) mape.push_back(*r.mape);
+      top1.push_back(r.top1);
+      pairwise.push_back(r.pairwise);
+    }
+    ModelScores m;
+    if (first.mape) m.mape = stat_of(mape);
+    m.top1 = stat_of(top1);
+    m.pairwise = stat_of(pairwise);
+    out[name] = m;
+  }
+  return out;
+}
+
+Scores random_splits(const Dataset& data, std::size_t n, const EvaluateOptions& options,
+                     Progress& progress, std::size_t& done) {
+  Rng rng(options.seed);
+  std::vector<std::map<std::string, RunScore>> runs;
+  for (int s = 0; s < options.seeds; ++s) {
+    const std::uint64_t split_seed = rng.fork_seed();
+    Rng split(split_seed);
+    std::vector<std::size_t> order =
+        split.sample_without_replacement(data.samples.size(), data.samples.size());
+    std::vector<std::size_t> train(order.begin(), order.begin() + static_cast<long>(n));
+    std::vector<std::size_t> test(order.begin() + static_cast<long>(n), order.end());
+    std::sort(test.begin(), test.end());
+    runs.push_back(run_split(data, train, test, options.fit, split_seed));
+    progress.update(++done);
+  }
+  return summarise(runs);
+}
+
+std::optional<Extrapolation> extrapolate(const Dataset& data, const EvaluateOptions& options) {
+  std::set<double> batches;
+  for (const Sample& s : data.samples) batches.insert(s.batch);
+  std::optional<Extrapolation> best;
+  std::size_t best_score = 0;
+  for (double b : batches) {
+    std::vector<std::size_t> train, test;
+    for (std::size_t i = 0; i < data.samples.size(); ++i) {
+      const double x = data.samples[i].batch;
+      if (x <= b) train.push_back(i);
+      if (x >= 3.0 * b && x <= 10.0 * b) test.push_back(i);
+    }
+    // The split with the most rows on its smaller side, so both fit and test are meaningful.
+    const std::size_t score = std::min(train.size(), test.size());
+    if (train.size() < 5 || test.size() < 2 || score <= best_score) continue;
+    best_score = score;
+    Extrapolation e;
+    e.train_max_batch = b;
+    e.test_min_batch = 3.0 * b;
+    e.test_max_batch = 10.0 * b;
+    e.train_rows = train.size();
+    e.test_rows = test.size();
+    e.scores = summarise({run_split(data, train, test, options.fit, options.seed)});
+    best = std::move(e);
+  }
+  return best;
+}
+
+std::string cell(const std::optional<Stat>& s, double factor) {
+  if (!s || s->count == 0) return "-";
+  return fmt::format("{:.1f} ± {:.1f}", s->mean * factor, s->std * factor);
+}
+
+Json stat_json(const Stat& s, double factor) {
+  if (s.count == 0) return Json{{"mean", nullptr}, {"std", nullptr}, {"seeds", 0}};
+  return Json{{"mean", s.mean * factor}, {"std", s.std * factor}, {"seeds", s.count}};
+}
+
+Json scores_json(const Scores& scores) {
+  Json out = Json::object();
+  for (const auto& [name, m] : scores) {
+    out[name] = Json{{"mape", m.mape ? stat_json(*m.mape, 1.0) : Json(nullptr)},
+                     {"top1", stat_json(m.top1, 100.0)},
+                     {"pairwise", stat_json(m.pairwise, 100.0)}};
+  }
+  return out;
+}
+
+std::string scores_table(const Scores& scores) {
+  TextTable t({"model", "MAPE %", "Top-1 %", "pairwise %"});
+  for (const auto& [name, m] : scores)
+    t.add_row({name, cell(m.mape, 1.0), cell(m.top1, 100.0), cell(m.pairwise, 100.0)});
+  return t.render_markdown();
+}
+
+}  // namespace
+
+EvaluationReport evaluate(const Dataset& data, const EvaluateOptions& options) {
+  const std::size_t n = data.samples.size();
+  if (options.train_size < 2 || options.train_size + 2 > n)
+    throw Error::invalid(data.source, "--train-size", std::to_string(options.train_size),
+                         fmt::format("must be between 2 and {} (rows - 2)", n >= 4 ? n - 2 : 2));
+  if (options.seeds < 1)
+    throw Error::invalid("", "--seeds", std::to_string(options.seeds), "must be >= 1");
+  EvaluationReport report;
+  report.source = data.source;
+  report.rows = n;
+  std::vector<std::size_t> all(n);
+  for (std::size_t i = 0; i < n; ++i) all[i] = i;
+  report.scenarios = scenario_groups(data.samples, all).size();
+  report.train_size = options.train_size;
+  report.seeds = options.seeds;
+
+  std::vector<std::size_t> sizes;
+  for (std::size_t s : options.curve_sizes)
+    if (s >= 2 && s + 2 <= n) sizes.push_back(s);
+  Progress progress("energylens evaluate",
+                    static_cast<std::size_t>(options.seeds) * (1 + sizes.size()), options.progress);
+  std::size_t done = 0;
+  report.scores = random_splits(data, options.train_size, options, progress, done);
+  for (std::size_t s : sizes)
+    report.curve.emplace_back(s, s == options.train_size
+                                     ? report.scores
+                                     : random_splits(data, s, options, progress, done));
+  report.extrapolation = extrapolate(data, options);
+  progress.finish();
+  return report;
+}
+
+Json EvaluationReport::to_json() const {
+  Json curve_json = Json::array();
+  for (const auto& [size, s] : curve)
+    curve_json.push_back({{"train_size", size}, {"models", scores_json(s)}});
+  Json extra = nullptr;
+  if (extrapolation)
+    extra = Json{{"train_max_batch", extrapolation->train_max_batch},
+                 {"test_min_batch", extrapolation->test_min_batch},
+                 {"test_max_batch", extrapolation->test_max_batch},
+                 {"train_rows", extrapolation->train_rows},
+                 {"test_rows", extrapolation->test_rows},
+                 {"models", scores_json(extrapolation->scores)}};
+  return Json{{"source", source},
+              {"rows", rows},
+              {"scenarios", scenarios},
+              {"train_size", train_size},
+              {"seeds", seeds},
+              {"units", {{"mape", "percent"}, {"top1", "percent"}, {"pairwise", "percent"}}},
+              {"models", scores_json(scores)},
+              {"sample_efficiency", curve_json},
+              {"extrapolation", extra}};
+}
+
+std::string EvaluationReport::to_markdown() const {
+  std::string out = fmt::format(
+      "{}: {} rows, {} scenarios; train on {} random rows, test on the rest, {} seeds "
+      "(mean ± std over seeds)\n\n{}",
+      source, rows, scenarios, train_size, seeds, scores_table(scores));
+  if (!curve.empty()) {
+    std::vector<std::string> header = {"train rows"};
+    for (const auto& [name, m] : curve.front().second)
+      header.push_back(name + " MAPE / Top-1 / pairwise");
+    TextTable t(header);
+    for (const auto& [size, s] : curve) {
+      std::vector<std::string> row = {std::to_string(size)};
+      for (const auto& [name, m] : s)
+        row.push_back(fmt::format(
+            "{} / {} / {}", m.mape && m.mape->count ? fmt::format("{:.1f}", m.mape->mean) : "-",
+            m.top1.count ? fmt::format("{:.1f}", 100 * m.top1.mean) : "-",
+            m.pairwise.count ? fmt::format("{:.1f}", 100 * m.pairwise.mean) : "-"));
+      t.add_row(row);
+    }
+    out += "\nSample efficiency (means over seeds, %):\n\n" + t.render_markdown();
+  }
+  if (extrapolation)
+    out += fmt::format(
+        "\nExtrapolation: train on batch <= {} ({} rows), test on batch {}..{} ({} rows):\n\n{}",
+        format_number(extrapolation->train_max_batch), extrapolation->train_rows,
+        format_number(extrapolation->test_min_batch), format_number(extrapolation->test_max_batch),
+        extrapolation->test_rows, scores_table(extrapolation->scores));
+  else
+    out += "\nExtrapolation: no batch range with 3-10x larger held-out batches.\n";
+  return out;
+}
+
+}  // namespace kareus::energylens

@@ -1,0 +1,282 @@
+#include "kareus/energylens/fit.hpp"
+
+#include <LBFGSB.h>
+#include <fmt/format.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kareus/core/error.hpp"
+#include "kareus/core/rng.hpp"
+#include "scaled_loss.hpp"
+
+namespace kareus::energylens {
+namespace {
+
+// Rows reduced to what the loss needs.
+struct Problem {
+  std::vector<Features> x;
+  std::vector<double> energy;
+  detail::ScaleGroups groups;
+  Loss loss = Loss::relative;
+
+  Problem(const std::vector<Sample>& rows, Loss l, const std::vector<std::string>& scale_by)
+      : groups(rows, scale_by), loss(l) {
+    for (const Sample& s : rows) {
+      if (!s.energy) throw Error(fmt::format("line {}: energy_j is required for fitting", s.line));
+      x.push_back(features_of(s));
+      energy.push_back(s.energy->value());
+    }
+  }
+
+  double evaluate(const Params& p, Gradient* grad, std::vector<double>* scales_out) const {
+    const std::size_t n = x.size();
+    std::vector<double> f(n), df(grad ? n * kParams : 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (grad) {
+        Gradient g;
+        f[i] = closed_form(p, x[i], g);
+        std::copy(g.begin(), g.end(), df.begin() + static_cast<long>(i * kParams));
+      } else {
+        f[i] = closed_form(p, x[i]);
+      }
+    }
+    std::vector<double> g;
+    const double v = detail::scaled_loss(loss, f, energy, groups, grad ? &df : nullptr, kParams,
+                                         grad ? &g : nullptr, scales_out);
+    if (grad) {
+      if (g.size() == kParams)
+        std::copy(g.begin(), g.end(), grad->begin());
+      else
+        grad->fill(0.0);
+    }
+    return v;
+  }
+
+  // With the non-linear parameters fixed the closed form is linear in a_p, a_d, d1, d2: solve
+  // for them by non-negative least squares on relative residuals (active-set: drop negatives).
+  void init_linear(Params& p) const {
+    const std::array<std::size_t, 4> lin = {a_p, a_d, d1, d2};
+    Params unit = p;
+    std::array<bool, 4> active = {true, true, true, true};
+    for (int pass = 0; pass < 4; ++pass) {
+      Eigen::MatrixXd A(x.size(), 4);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        for (std::size_t j = 0; j < 4; ++j) {
+          Params q = unit;
+          for (std::size_t k : lin) q[k] = 0.0;
+          q[lin[j]] = active[j] ? 1.0 : 0.0;
+          A(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) =
+              closed_form(q, x[i]) / energy[i];
+        }
+      }
+      const Eigen::VectorXd ones = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(x.size()));
+      const Eigen::VectorXd theta = A.colPivHouseholderQr().solve(ones);
+      bool changed = false;
+      for (std::size_t j = 0; j < 4; ++j) {
+        const double t = active[j] ? theta(static_cast<Eigen::Index>(j)) : 0.0;
+        if (!(t >= 0.0) && active[j]) {
+          active[j] = false;
+          changed = true;
+        }
+        p[lin[j]] = std::isfinite(t) ? std::max(t, 0.0) : 0.0;
+      }
+      if (!changed) break;
+    }
+    // An all-zero start has a zero gradient in the exponents; keep the decode scale alive.
+    if (p[a_d] <= 0.0 && p[a_p] <= 0.0) p[a_d] = 1.0;
+  }
+};
+
+// LBFGSpp objective over scaled variables z = p / scale, so the linear parameters (J, possibly
+// large) and the exponents (order 1) are equally well conditioned.
+struct Objective {
+  const Problem& problem;
+  Params scale;
+  double operator()(const Eigen::VectorXd& z, Eigen::VectorXd& grad) const {
+    Params p;
+    for (std::size_t k = 0; k < kParams; ++k) p[k] = z(static_cast<Eigen::Index>(k)) * scale[k];
+    Gradient g;
+    const double v = problem.evaluate(p, &g, nullptr);
+    for (std::size_t k = 0; k < kParams; ++k) grad(static_cast<Eigen::Index>(k)) = g[k] * scale[k];
+    return std::isfinite(v) ? v : std::numeric_limits<double>::max();
+  }
+};
+
+struct Start {
+  Params params;
+  double loss;
+  bool converged;
+};
+
+Start run_lbfgsb(const Problem& problem, Params p, int max_iterations) {
+  const auto& info = parameter_info();
+  Params scale;
+  for (std::size_t k = 0; k < kParams; ++k)
+    scale[k] = info[k].linear ? std::max(std::fabs(p[k]), 1e-6) : 1.0;
+  Eigen::VectorXd z(kParams), lb(kParams), ub(kParams);
+  for (std::size_t k = 0; k < kParams; ++k) {
+    const auto i = static_cast<Eigen::Index>(k);
+    lb(i) = info[k].lower / scale[k];
+    ub(i) = info[k].upper / scale[k];
+    z(i) = std::clamp(p[k] / scale[k], lb(i), ub(i));
+  }
+  LBFGSpp::LBFGSBParam<double> param;
+  param.max_iterations = max_iterations;
+  param.epsilon = 1e-9;
+  param.epsilon_rel = 1e-9;
+  param.past = 3;
+  param.delta = 1e-12;
+  param.max_linesearch = 60;
+  LBFGSpp::LBFGSBSolver<double> solver(param);
+  Objective objective{problem, scale};
+  double fx = 0.0;
+  bool converged = true;
+  Eigen::VectorXd best = z;
+  try {
+    solver.minimize(objective, z, fx, lb, ub);
+    best = z;
+  } catch (const std::exception&) {
+    // LBFGSpp throws when the line search cannot make progress (typically at a flat optimum or
+    // on a bound); the last iterate it reached is still a valid, bounded point.
+    converged = false;
+    best = z.cwiseMax(lb).cwiseMin(ub);
+  }
+  for (std::size_t k = 0; k < kParams; ++k) p[k] = best(static_cast<Eigen::Index>(k)) * scale[k];
+  return {p, problem.evaluate(p, nullptr, nullptr), converged};
+}
+
+Params random_start(Rng& rng) {
+  Params p{};
+  p[b_p] = rng.uniform(-1.0, 1.2);
+  p[b_d] = rng.uniform(0.1, 1.2);
+  p[e_p] = std::exp(rng.uniform(std::log(0.1), std::log(30.0)));
+  p[e_d] = std::exp(rng.uniform(std::log(0.1), std::log(30.0)));
+  for (std::size_t k : {g1_p, g2_p, g1_d, g2_d}) p[k] = rng.uniform(-1.0, 1.0);
+  return p;
+}
+
+}  // namespace
+
+Loss parse_loss(std::string_view text) {
+  if (text == "relative") return Loss::relative;
+  if (text == "log") return Loss::log;
+  throw Error::invalid("", "--loss", text, "allowed: relative, log");
+}
+
+std::string_view loss_name(Loss loss) {
+  return loss == Loss::relative ? "relative" : "log";
+}
+
+std::vector<std::string> parse_scale_by(std::string_view text) {
+  std::vector<std::string> out;
+  if (text == "none" || text.empty()) return out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item(text.substr(pos, comma - pos));
+    if (item != "model" && item != "gpu" && item != "scenario")
+      throw Error::invalid("", "--scale-by", text,
+                           "a comma-separated list of model, gpu, scenario, or none");
+    out.push_back(item);
+    pos = comma + 1;
+  }
+  return out;
+}
+
+std::string scale_group_key(const Sample& s, const std::vector<std::string>& scale_by) {
+  std::string key;
+  for (const auto& column : scale_by) {
+    if (!key.empty()) key += " | ";
+    key += column == "model" ? s.model : column == "gpu" ? s.gpu : s.scenario;
+  }
+  return key;
+}
+
+double EnergyModel::scale_of(const Sample& s) const {
+  const auto it = scales.find(scale_group_key(s, scale_by));
+  return it == scales.end() ? 1.0 : it->second;
+}
+
+Joules EnergyModel::predict(const Sample& s) const {
+  return Joules(scale_of(s) * closed_form(params, features_of(s)));
+}
+
+Json EnergyModel::to_json() const {
+  Json p = Json::object();
+  for (std::size_t k = 0; k < kParams; ++k) p[std::string(parameter_info()[k].name)] = params[k];
+  Json groups = Json::array();
+  for (const auto& [key, value] : scales) groups.push_back({{"group", key}, {"scale", value}});
+  return Json{{"params", p},      {"loss", loss_name(loss)},  {"scale_by", scale_by},
+              {"scales", groups}, {"train_loss", train_loss}, {"train_rows", train_rows}};
+}
+
+EnergyModel EnergyModel::from_json(const JsonValue& v) {
+  EnergyModel m;
+  const JsonValue p = v.at("params");
+  for (std::size_t k = 0; k < kParams; ++k) m.params[k] = p.number(parameter_info()[k].name);
+  m.loss = parse_loss(v.string("loss"));
+  const JsonValue sb = v.at("scale_by");
+  for (std::size_t i = 0; i < sb.size(); ++i) m.scale_by.push_back(sb.at(i).as_string());
+  parse_scale_by([&] {
+    std::string joined;
+    for (const auto& s : m.scale_by) joined += (joined.empty() ? "" : ",") + s;
+    return joined;
+  }());
+  const JsonValue groups = v.at("scales");
+  for (std::size_t i = 0; i < groups.size(); ++i)
+    m.scales[groups.at(i).string("group")] = groups.at(i).positive_number("scale");
+  m.train_loss = v.number_or("train_loss", 0.0);
+  m.train_rows = static_cast<std::size_t>(v.integer_or("train_rows", 0));
+  return m;
+}
+
+double fit_loss(const Params& p, const std::vector<Sample>& rows, Loss loss,
+                const std::vector<std::string>& scale_by, Gradient* grad) {
+  return Problem(rows, loss, scale_by).evaluate(p, grad, nullptr);
+}
+
+EnergyModel fit_energy_model(const std::vector<Sample>& rows, const FitOptions& options) {
+  if (rows.size() < 2)
+    throw Error(fmt::format("fitting needs at least 2 rows, got {}", rows.size()));
+  if (options.restarts < 1)
+    throw Error::invalid("", "restarts", std::to_string(options.restarts), "must be >= 1");
+  const Problem problem(rows, options.loss, options.scale_by);
+  Rng rng(options.seed);
+  EnergyModel model;
+  model.loss = options.loss;
+  model.scale_by = options.scale_by;
+  model.train_rows = rows.size();
+  double best = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < options.restarts; ++r) {
+    Params p{};
+    if (r == 0) {
+      p[b_p] = p[b_d] = 0.5;
+      p[e_p] = p[e_d] = 1.0;
+    } else {
+      p = random_start(rng);
+    }
+    problem.init_linear(p);
+    const Start s = run_lbfgsb(problem, p, options.max_iterations);
+    model.restarts_converged += s.converged ? 1 : 0;
+    if (s.loss < best) {
+      best = s.loss;
+      model.params = s.params;
+    }
+  }
+  std::vector<double> scales;
+  model.train_loss = problem.evaluate(model.params, nullptr, &scales);
+  // Normalise the multipliers to geometric mean 1 and move the common factor into the linear
+  // parameters, so that the parameters carry the energy level and unseen groups get scale 1.
+  double log_mean = 0.0;
+  for (double s : scales) log_mean += std::log(s);
+  const double common = std::exp(log_mean / static_cast<double>(scales.size()));
+  for (std::size_t k : {a_p, a_d, d1, d2}) model.params[k] *= common;
+  for (std::size_t g = 0; g < scales.size(); ++g)
+    model.scales[problem.groups.names[g]] = scales[g] / common;
+  return model;
+}
+
+}  // namespace kareus::energylens

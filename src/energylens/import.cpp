@@ -1,0 +1,114 @@
+#include "kareus/energylens/import.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "kareus/core/csv.hpp"
+#include "kareus/core/error.hpp"
+
+namespace kareus::energylens {
+namespace {
+
+constexpr std::string_view kPrefillNote =
+    "input tokens are not reported: the prefill term is kept with input_tokens = 1 per request, "
+    "so its scale a_p absorbs the mean prompt length, assumed common to all rows of a scale group";
+
+// ML.ENERGY leaderboard v2 (github.com/ml-energy/leaderboard-v2 @ c3af7f3), one row per
+// (workload, GPU, model, max_num_seqs, TP, PP).
+ImportResult import_mlenergy(const CsvTable& t) {
+  t.require_columns({"workload", "gpu", "model", "tp", "pp", "max_batch_reqs", "energy_per_req_J",
+                     "avg_output_tokens", "avg_tpot_s", "avg_power_all_gpus_W"});
+  ImportResult r;
+  r.data.source = t.source();
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    const CsvRow row = t.row(i);
+    Sample s;
+    s.line = row.line();
+    s.model = row.text("model");
+    s.gpu = row.text("gpu");
+    s.scenario = fmt::format("{}|{}|{}", row.text("workload"), s.gpu, s.model);
+    s.tp = static_cast<double>(row.positive_integer("tp"));
+    s.pp = static_cast<double>(row.positive_integer("pp"));
+    s.batch = row.positive_number("max_batch_reqs");
+    s.output_tokens = row.positive_number("avg_output_tokens");
+    s.energy = Joules(row.positive_number("energy_per_req_J"));
+    s.time = Seconds(row.positive_number("avg_tpot_s") * s.output_tokens);
+    s.power = Watts(row.positive_number("avg_power_all_gpus_W"));
+    r.data.samples.push_back(std::move(s));
+  }
+  r.notes = {
+      "scenario = workload|gpu|model; batch = max_batch_reqs (max_num_seqs x PP, the configured "
+      "batch; runs below 95% saturation were already dropped upstream)",
+      "energy_j = energy_per_req_J (steady-state energy of all GPUs per request); output_tokens = "
+      "avg_output_tokens",
+      "time_s = avg_tpot_s x avg_output_tokens (decode latency of one request); power_w = "
+      "avg_power_all_gpus_W",
+      std::string(kPrefillNote)};
+  return r;
+}
+
+// Hugging Face cache folders are named models--<org>--<name>; the last part is the model.
+std::string model_name(const std::string& raw) {
+  const auto pos = raw.rfind("--");
+  return pos == std::string::npos ? raw : raw.substr(pos + 2);
+}
+
+// TokenPowerBench (github.com/chenxuniu/TokenPowerBench @ ec00f52), one row per run.
+ImportResult import_tokenpowerbench(const CsvTable& t) {
+  t.require_columns({"engine", "model", "batch_size_field", "fn_output_len", "duration_s",
+                     "total_output_tokens", "responses", "gpu_avg_power_W", "gpu_energy_J",
+                     "per_gpu_power_W"});
+  ImportResult r;
+  r.data.source = t.source();
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    const CsvRow row = t.row(i);
+    const double requests = row.positive_number("responses");
+    const std::string& per_gpu = row.text("per_gpu_power_W");
+    if (per_gpu.empty()) row.fail("per_gpu_power_W", "a list gpuN=W;... is required");
+    const auto gpus = 1 + std::count(per_gpu.begin(), per_gpu.end(), ';');
+    Sample s;
+    s.line = row.line();
+    s.model = fmt::format("{}@{}", model_name(row.text("model")), row.text("engine"));
+    s.gpu = "NVIDIA H100 NVL";
+    s.scenario = fmt::format("tokenpowerbench|{}|gpus={}|max_output={}", s.model, gpus,
+                             row.positive_integer("fn_output_len"));
+    s.batch = std::min(row.positive_number("batch_size_field"), requests);
+    s.output_tokens = row.positive_number("total_output_tokens") / requests;
+    s.energy = Joules(row.positive_number("gpu_energy_J") / requests);
+    s.time = Seconds(row.positive_number("duration_s") / requests);
+    s.power = Watts(row.positive_number("gpu_avg_power_W"));
+    r.data.samples.push_back(std::move(s));
+  }
+  r.notes = {
+      "scenario = model@engine|number of GPUs metered|max output length (the workload); the GPU "
+      "is the dataset's H100 NVL (gpu_memory_total_mb = 95830)",
+      "batch = min(batch_size, responses): vLLM cannot run more sequences at once than it was "
+      "given",
+      "energy_j = gpu_energy_J / responses (all metered GPUs, idle ones included); the upstream "
+      "gpu_energy_per_response_J is not used because it disagrees with gpu_energy_J / responses",
+      "output_tokens = total_output_tokens / responses; time_s = duration_s / responses; "
+      "power_w = gpu_avg_power_W",
+      std::string(kPrefillNote)};
+  return r;
+}
+
+}  // namespace
+
+ImportFormat parse_import_format(std::string_view text) {
+  if (text == "mlenergy-v2") return ImportFormat::mlenergy_v2;
+  if (text == "tokenpowerbench") return ImportFormat::tokenpowerbench;
+  throw Error::invalid("", "--format", text, "allowed: mlenergy-v2, tokenpowerbench");
+}
+
+ImportResult import_dataset(ImportFormat format, const std::filesystem::path& in) {
+  const CsvTable table = CsvTable::read_file(in);
+  if (table.rows() == 0) throw Error(fmt::format("{}: no data rows", in.string()));
+  ImportResult r =
+      format == ImportFormat::mlenergy_v2 ? import_mlenergy(table) : import_tokenpowerbench(table);
+  r.rows_read = table.rows();
+  r.data.has_time = true;
+  return r;
+}
+
+}  // namespace kareus::energylens

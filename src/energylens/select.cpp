@@ -1,0 +1,39 @@
+#include "kareus/energylens/select.hpp"
+
+#include <algorithm>
+
+namespace kareus::energylens {
+
+std::vector<Selection> select_configurations(const EnergyModel& model, const Dataset& candidates) {
+  std::vector<std::size_t> all(candidates.samples.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  std::vector<Selection> out;
+  for (const auto& group : scenario_groups(candidates.samples, all)) {
+    Selection sel;
+    sel.scenario = candidates.samples[group.front()].scenario;
+    for (std::size_t r : group) sel.ranking.push_back({r, model.predict(candidates.samples[r])});
+    std::stable_sort(sel.ranking.begin(), sel.ranking.end(),
+                     [](const Ranked& a, const Ranked& b) { return a.predicted < b.predicted; });
+    const bool timed = std::all_of(group.begin(), group.end(), [&](std::size_t r) {
+      return candidates.samples[r].time.has_value();
+    });
+    if (timed) {
+      const std::size_t fastest =
+          *std::min_element(group.begin(), group.end(), [&](auto a, auto b) {
+            return *candidates.samples[a].time < *candidates.samples[b].time;
+          });
+      sel.latency_optimal = fastest;
+      const Ranked& best = sel.ranking.front();
+      const auto fast = std::find_if(sel.ranking.begin(), sel.ranking.end(),
+                                     [&](const Ranked& x) { return x.row == fastest; });
+      sel.latency_penalty_predicted_percent = 100.0 * (fast->predicted / best.predicted - 1.0);
+      const auto& eb = candidates.samples[best.row].energy;
+      const auto& ef = candidates.samples[fastest].energy;
+      if (eb && ef) sel.latency_penalty_measured_percent = 100.0 * (*ef / *eb - 1.0);
+    }
+    out.push_back(std::move(sel));
+  }
+  return out;
+}
+
+}  // namespace kareus::energylens
