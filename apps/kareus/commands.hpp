@@ -8,5 +8,6 @@
 namespace kareus::cli {
 
 void register_energylens_command(CLI::App& app);
+void register_kernel_dvfs_command(CLI::App& app);
 
 }  // namespace kareus::cli

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
       "Runs on a calibrated GPU emulator by default."};
   app.require_subcommand(1);
   kareus::cli::register_energylens_command(app);
+  kareus::cli::register_kernel_dvfs_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -129,8 +129,7 @@ std::string study_text(const KernelSequence& sequence, const StudyOptions& optio
   if (options.ideal)
     out += "Switching: ideal (free and instantaneous, as in Spaan et al.)\n";
   else
-    out += fmt::format("Switching: stall model, {}; {} W while switching\n",
-                       options.switching_source, options.switching.power.value());
+    out += fmt::format("Switching: stall model, {}\n", options.switching_source);
   if (options.min_dwell.value() > 0)
     out += fmt::format("Minimum dwell: {} ms per phase\n", to_milliseconds(options.min_dwell));
   out +=

@@ -1,0 +1,162 @@
+// kareus kernel-dvfs: one clock per kernel under a slowdown bound, ideal (as Spaan et al.) and with
+// clock-switch costs, against max-clock, governor and one-clock-per-pass baselines.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "kareus/core/error.hpp"
+#include "kareus/kernel_dvfs/profile_csv.hpp"
+#include "kareus/kernel_dvfs/study.hpp"
+#include "kareus/kernel_dvfs/switching.hpp"
+
+namespace kareus::cli {
+namespace {
+
+using namespace kareus::kernel_dvfs;
+
+struct KernelDvfsFlags {
+  std::string profile;
+  std::vector<std::string> slowdowns{"0.6%"};
+  std::string reference = "max-clock";
+  double power_limit_w = 0;
+  bool ideal = false;
+  double switch_latency_ms = -1;
+  std::string switch_latency_csv;
+  double switch_power_w = -1;
+  double min_dwell_ms = 0;
+  std::size_t time_bins = 4000;
+  bool plan = false;
+  bool curve = false;
+  bool json = false;
+};
+
+// "0.6%" is a percentage, a bare number a fraction (0.006).
+double parse_slowdown(const std::string& text) {
+  const bool percent = !text.empty() && text.back() == '%';
+  const std::string number = percent ? text.substr(0, text.size() - 1) : text;
+  char* end = nullptr;
+  const double v = std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(v) || v < 0)
+    throw Error::invalid("", "--slowdown", text,
+                         "expected a percentage like 0.6% or a fraction like 0.006, >= 0");
+  return percent ? v / 100.0 : v;
+}
+
+// Without a GPU spec, the stall power is taken as the lowest average power of any kernel at any
+// clock: the GPU stays resident and clocked while the stream waits, so it draws at least its
+// static power and at most what its lightest kernel draws.
+Watts lowest_kernel_power(const KernelSequence& seq) {
+  Watts lowest = seq.kernels.front().energy.front() / seq.kernels.front().time.front();
+  for (const auto& k : seq.kernels)
+    for (std::size_t c = 0; c < seq.clocks.size(); ++c)
+      lowest = std::min(lowest, k.energy[c] / k.time[c]);
+  return lowest;
+}
+
+void configure_switching(const KernelDvfsFlags& flags, const KernelSequence& seq,
+                         StudyOptions& options) {
+  if (flags.ideal) return;
+  Watts power;
+  std::string power_source;
+  if (flags.switch_power_w >= 0) {
+    power = Watts(flags.switch_power_w);
+    power_source = "--switch-power-w";
+  } else {
+    power = lowest_kernel_power(seq);
+    power_source = "lowest kernel power in the profile";
+  }
+  if (!flags.switch_latency_csv.empty()) {
+    options.switching = load_switch_latency_csv(flags.switch_latency_csv, seq.clocks, power);
+    options.switching_source = "L(from, to) from " + flags.switch_latency_csv;
+  } else {
+    const bool given = flags.switch_latency_ms >= 0;
+    const Seconds latency = given ? milliseconds(flags.switch_latency_ms) : kDefaultSwitchLatency;
+    options.switching = uniform_switch_cost(seq.clocks.size(), latency, power);
+    options.switching_source =
+        given ? fmt::format("L = {} ms (--switch-latency-ms)", flags.switch_latency_ms)
+              : fmt::format(
+                    "L = {} ms (p50 of a public NVML locked-clock test; published range "
+                    "1-500 ms, Velicka et al. IPDPSW 2025)",
+                    to_milliseconds(kDefaultSwitchLatency));
+  }
+  options.switching_source +=
+      fmt::format(", stall power {:.1f} W ({})", power.value(), power_source);
+}
+
+void run(const KernelDvfsFlags& flags) {
+  if (flags.profile.empty())
+    throw Error("kernel-dvfs: give the kernel sequence with --profile FILE.csv");
+  if (!flags.switch_latency_csv.empty() && flags.switch_latency_ms >= 0)
+    throw Error("kernel-dvfs: give either --switch-latency-ms or --switch-latency-csv, not both");
+  if (flags.ideal && (!flags.switch_latency_csv.empty() || flags.switch_latency_ms >= 0))
+    throw Error("kernel-dvfs: --ideal ignores switching; drop --switch-latency-*");
+  const KernelSequence seq = load_profile_csv(flags.profile, std::nullopt);
+
+  StudyOptions options;
+  options.slowdowns.clear();
+  for (const auto& s : flags.slowdowns) options.slowdowns.push_back(parse_slowdown(s));
+  if (flags.reference == "governor")
+    options.reference = Reference::governor;
+  else if (flags.reference != "max-clock")
+    throw Error::invalid("", "--reference", flags.reference, "expected max-clock or governor");
+  if (flags.power_limit_w > 0) options.power_limit = Watts(flags.power_limit_w);
+  options.ideal = flags.ideal;
+  options.min_dwell = milliseconds(flags.min_dwell_ms);
+  options.time_bins = flags.time_bins;
+  options.curve = flags.curve;
+  configure_switching(flags, seq, options);
+
+  const StudyResult result = run_study(seq, options);
+  const std::string out = flags.json ? study_json(seq, options, result, flags.plan).dump(2) + "\n"
+                                     : study_text(seq, options, result, flags.plan);
+  std::cout << out;
+}
+
+}  // namespace
+
+void register_kernel_dvfs_command(CLI::App& app) {
+  auto flags = std::make_shared<KernelDvfsFlags>();
+  auto* cmd = app.add_subcommand(
+      "kernel-dvfs",
+      "Choose the GPU clock per kernel to minimise energy under a slowdown bound "
+      "(docs/kernel-dvfs.md)");
+  cmd->add_option("--profile", flags->profile,
+                  "Measured profile CSV: kernel,clock_mhz,time_s,energy_j[,pass]")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--slowdown", flags->slowdowns,
+                  "Slowdown bound(s) vs the reference time: 0.6% or 0.006 (several allowed)")
+      ->capture_default_str();
+  cmd->add_option("--reference", flags->reference, "Reference time: max-clock or governor")
+      ->capture_default_str();
+  cmd->add_option("--power-limit-w", flags->power_limit_w,
+                  "GPU power limit; enables the default-governor baseline")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--ideal", flags->ideal,
+                "Ignore clock-switch latency and energy, as the paper does");
+  cmd->add_option("--switch-latency-ms", flags->switch_latency_ms,
+                  "Latency of every clock switch (default 25 ms)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--switch-latency-csv", flags->switch_latency_csv,
+                  "Measured L(from, to): from_mhz,to_mhz,latency_ms")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--switch-power-w", flags->switch_power_w,
+                  "Power drawn while a switch stalls the stream (default: lowest kernel power)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--min-dwell-ms", flags->min_dwell_ms,
+                  "Group consecutive kernels into phases lasting at least this long")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--time-bins", flags->time_bins, "DP resolution: quanta of the time slack")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_flag("--plan", flags->plan, "Print the clock of every kernel");
+  cmd->add_flag("--curve", flags->curve, "Print the energy-time curve (Lagrangian sweep)");
+  cmd->add_flag("--json", flags->json, "One JSON document on stdout");
+  cmd->callback([flags] { run(*flags); });
+}
+
+}  // namespace kareus::cli
