@@ -9,5 +9,10 @@ namespace kareus::cli {
 
 void register_energylens_command(CLI::App& app);
 void register_kernel_dvfs_command(CLI::App& app);
+void register_gpus_command(CLI::App& app);
+void register_models_command(CLI::App& app);
+void register_simulate_command(CLI::App& app);
+void register_pipeline_solve_command(CLI::App& app);
+
 
 }  // namespace kareus::cli

@@ -12,8 +12,12 @@ int main(int argc, char** argv) {
       "Kareus: energy-optimal GPU execution plans for LLM training and inference.\n"
       "Runs on a calibrated GPU emulator by default."};
   app.require_subcommand(1);
+  kareus::cli::register_gpus_command(app);
+  kareus::cli::register_models_command(app);
+  kareus::cli::register_simulate_command(app);
   kareus::cli::register_energylens_command(app);
   kareus::cli::register_kernel_dvfs_command(app);
+  kareus::cli::register_pipeline_solve_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,70 @@
+// kareus gpus / kareus models: what the catalogue holds.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "commands.hpp"
+#include "kareus/core/json.hpp"
+#include "kareus/core/table.hpp"
+#include "kareus/hardware/gpu_spec.hpp"
+#include "kareus/workload/model.hpp"
+
+namespace kareus::cli {
+
+void register_gpus_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("gpus", "List the GPU catalogue (data/gpus)");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "Print one JSON document");
+  cmd->callback([json] {
+    Json doc = Json::array();
+    TextTable table({"name", "SMs", "clock MHz", "mem GB/s", "bf16 TFLOPS", "limit W", "static W"});
+    for (const auto& name : list_gpus()) {
+      const GpuSpec g = load_gpu(name);
+      doc.push_back({{"name", g.name},
+                     {"display_name", g.display_name},
+                     {"sm_count", g.sm_count},
+                     {"clock_min_mhz", g.clock_min.value()},
+                     {"clock_max_mhz", g.clock_max.value()},
+                     {"memory_bandwidth_gbps", g.memory_bandwidth_gbps},
+                     {"peak_bf16_dense_tflops", g.peak_bf16_dense_tflops},
+                     {"power_limit_default_w", g.power_limit_default.value()},
+                     {"static_power_w", g.static_power.value()}});
+      table.add_row({g.name, std::to_string(g.sm_count),
+                     fmt::format("{:g}-{:g}", g.clock_min.value(), g.clock_max.value()),
+                     fmt::format("{:g}", g.memory_bandwidth_gbps),
+                     fmt::format("{:g}", g.peak_bf16_dense_tflops),
+                     fmt::format("{:g}", g.power_limit_default.value()),
+                     fmt::format("{:g}", g.static_power.value())});
+    }
+    std::cout << (*json ? doc.dump(2) + "\n" : table.render());
+  });
+}
+
+void register_models_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("models", "List the model catalogue (data/models)");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "Print one JSON document");
+  cmd->callback([json] {
+    Json doc = Json::array();
+    TextTable table({"name", "layers", "hidden", "heads", "kv heads", "ffn", "vocab", "params B"});
+    for (const auto& name : workload::list_models()) {
+      const auto m = workload::load_model(name);
+      doc.push_back({{"name", m.name},
+                     {"num_hidden_layers", m.num_hidden_layers},
+                     {"hidden_size", m.hidden_size},
+                     {"num_attention_heads", m.num_attention_heads},
+                     {"num_key_value_heads", m.num_key_value_heads},
+                     {"intermediate_size", m.intermediate_size},
+                     {"vocab_size", m.vocab_size},
+                     {"qk_norm", m.qk_norm},
+                     {"parameters", m.total_parameters()}});
+      table.add_row({m.name, std::to_string(m.num_hidden_layers), std::to_string(m.hidden_size),
+                     std::to_string(m.num_attention_heads), std::to_string(m.num_key_value_heads),
+                     std::to_string(m.intermediate_size), std::to_string(m.vocab_size),
+                     fmt::format("{:.2f}", m.total_parameters() / 1e9)});
+    }
+    std::cout << (*json ? doc.dump(2) + "\n" : table.render());
+  });
+}
+
+}  // namespace kareus::cli

@@ -1,0 +1,86 @@
+// The GPU catalogue: one JSON file per GPU type in data/gpus/, every number with its source.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kareus/core/units.hpp"
+
+namespace kareus {
+
+// A monotone piecewise-linear curve y(x) through measured points, clamped at both ends.
+class PiecewiseLinear {
+ public:
+  PiecewiseLinear() = default;
+  explicit PiecewiseLinear(std::vector<std::pair<double, double>> points);
+  double operator()(double x) const;
+  const std::vector<std::pair<double, double>>& points() const { return points_; }
+
+ private:
+  std::vector<std::pair<double, double>> points_;
+};
+
+struct GpuSpec {
+  std::string name;
+  std::string display_name;
+  int sm_count = 0;
+
+  MHz clock_min, clock_max, clock_step, default_application_clock;
+  // The clock range Kareus searches (the artifact uses 1410..900 step 30 on A100).
+  MHz search_clock_max, search_clock_min, search_clock_step;
+
+  double memory_clock_mhz = 0;
+  double memory_bandwidth_gbps = 0;  // GB/s
+  double l2_cache_mb = 0;
+  double peak_bf16_dense_tflops = 0;  // at peak_reference_clock
+  MHz peak_reference_clock;
+  double nvlink_per_direction_gbps = 0;
+  double collective_busbw_ceiling_gbps = 0;
+  double scale_out_bandwidth_per_gpu_gbps = 0;
+
+  Watts power_limit_min, power_limit_default, power_limit_max;
+  Watts idle_power;
+  // Power of a GPU blocked on communication (Kareus/Perseus "P2P" power): the static part.
+  Watts static_power;
+
+  double voltage_floor_v = 0;
+  MHz voltage_knee;
+  double voltage_slope_v_per_mhz = 0;
+
+  int nccl_default_channels = 0;
+  Seconds collective_latency;
+  double memory_access_energy_pj_per_bit = 0;
+  Seconds kernel_launch_overhead;
+
+  PiecewiseLinear gemm_sm_scaling;        // throughput fraction vs SM fraction
+  PiecewiseLinear memory_sm_scaling;      // memory-bound throughput fraction vs SM fraction
+  PiecewiseLinear collective_sm_scaling;  // fraction of the busbw ceiling vs SMs (absolute count)
+
+  double attention_forward_efficiency = 0;
+  double attention_backward_efficiency = 0;
+  double memory_clock_knee_fraction = 0;
+  double gemm_efficiency = 0;
+  double memory_efficiency = 0;
+  double dynamic_power_coefficient = 0;  // W per (GHz x V^2) at full SM activity
+  // SM activity of kernels that mostly move data (elementwise ops, collectives' copy loops)
+  // relative to a tensor-core GEMM.
+  double data_movement_sm_activity = 0;
+
+  // Every supported SM clock, ascending.
+  std::vector<MHz> supported_clocks() const;
+  // The clocks Kareus searches, descending from search_clock_max (as the artifact lists them).
+  std::vector<MHz> search_clocks() const;
+  bool supports_clock(MHz f) const;
+  // Graphics voltage: flat at the floor up to the knee, linear above it.
+  double voltage(MHz f) const;
+};
+
+// Loads data/gpus/<name>.json (or any path ending in .json). Every numeric field must be an
+// object {"value": ..., "source": "..."}; a number without a source is rejected.
+GpuSpec load_gpu(const std::string& name_or_path);
+// Names of the GPUs in the catalogue, sorted.
+std::vector<std::string> list_gpus();
+
+}  // namespace kareus

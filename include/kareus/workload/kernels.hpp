@@ -1,0 +1,56 @@
+// The kernels of one training step, as Megatron-LM with Transformer Engine runs them: FLOPs and
+// HBM bytes from the tensor shapes, and the collectives with their bytes and group sizes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kareus/workload/pipeline.hpp"
+#include "kareus/workload/workload.hpp"
+
+namespace kareus::workload {
+
+enum class KernelKind { kGemm, kAttention, kMemory, kCollective };
+// Launch-slot class (kareus-spec §1): consecutive memory-bound ops share one slot.
+enum class SlotClass { kNorm, kLinear, kRope, kAttn, kActivation, kNone };
+enum class Collective { kAllReduce, kAllGather, kReduceScatter, kSendRecv };
+enum class Link { kNvlink, kScaleOut };
+
+struct Kernel {
+  std::string name;
+  KernelKind kind = KernelKind::kMemory;
+  SlotClass slot = SlotClass::kNone;
+  double flops = 0;
+  double bytes = 0;  // HBM bytes read + written
+  bool backward = false;
+  // Collectives only.
+  Collective collective = Collective::kAllReduce;
+  double comm_bytes = 0;  // size of the full buffer (AllReduce input, AllGather output, ...)
+  int group_size = 1;
+  Link link = Link::kNvlink;
+
+  bool is_collective() const { return kind == KernelKind::kCollective; }
+};
+
+const char* to_string(KernelKind kind);
+const char* to_string(SlotClass slot);
+const char* to_string(Collective c);
+
+// One transformer layer for `batch` sequences (a microbatch, or half of one for a nanobatch).
+std::vector<Kernel> layer_forward(const Workload& w, double batch);
+std::vector<Kernel> layer_backward(const Workload& w, double batch);
+// Work outside the transformer layers, on the full microbatch.
+std::vector<Kernel> embedding_kernels(const Workload& w, Direction d);
+std::vector<Kernel> output_and_loss_kernels(const Workload& w, Direction d);
+// Everything one pipeline instruction runs, in order, with full recomputation's re-run forward
+// first in a backward instruction.
+std::vector<Kernel> instruction_kernels(const Workload& w, int stage, Direction d);
+// The activation (or its gradient) sent between neighbouring stages for one microbatch.
+Kernel pipeline_transfer(const Workload& w);
+// The data-parallel gradient AllReduce of one stage at the end of the iteration (DP > 1).
+Kernel gradient_reduction(const Workload& w, int stage);
+
+// FLOPs of one whole iteration over all GPUs, from the kernel lists (for cross-checks).
+double iteration_flops(const Workload& w);
+
+}  // namespace kareus::workload

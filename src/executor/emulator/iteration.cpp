@@ -1,0 +1,98 @@
+#include "kareus/executor/iteration.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "kareus/executor/instruction.hpp"
+#include "kareus/workload/pipeline.hpp"
+
+namespace kareus::emulator {
+
+using workload::Direction;
+
+Seconds pipeline_makespan(int stages, int microbatches, const std::vector<Seconds>& forward,
+                          const std::vector<Seconds>& backward, Seconds transfer) {
+  const auto dag = workload::build_1f1b(stages, microbatches);
+  std::vector<std::vector<int>> preds(dag.nodes.size());
+  for (const auto& [from, to] : dag.edges) preds[to].push_back(from);
+  std::vector<double> finish(dag.nodes.size(), 0.0);
+  double makespan = 0;
+  for (int id : dag.topological_order()) {
+    const auto& node = dag.nodes[id];
+    double start = 0;
+    for (int p : preds[id]) {
+      const double delay = dag.nodes[p].stage != node.stage ? transfer.value() : 0.0;
+      start = std::max(start, finish[p] + delay);
+    }
+    const auto& durations = node.direction == Direction::kForward ? forward : backward;
+    finish[id] = start + durations[node.stage].value();
+    makespan = std::max(makespan, finish[id]);
+  }
+  return Seconds(makespan);
+}
+
+IterationResult simulate_iteration(const workload::Workload& w, const Emulator& emulator,
+                                   const IterationOptions& options) {
+  const auto& p = w.parallelism;
+  ClockPolicy policy = options.clock;
+  if (policy.mode == ClockPolicy::Mode::kLocked && policy.locked.value() <= 0)
+    policy.locked = w.gpu.clock_max;
+
+  IterationResult result;
+  result.gpus = w.total_gpus();
+  std::vector<Seconds> fwd(p.pp), bwd(p.pp);
+  double busy = 0, clock_s = 0;
+  const double replicas = static_cast<double>(w.gpus_per_stage()) * p.dp;
+  for (int s = 0; s < p.pp; ++s) {
+    for (Direction d : {Direction::kForward, Direction::kBackward}) {
+      const RunResult r = options.execution == Execution::kSequential
+                              ? run_instruction_sequential(w, emulator, s, d, policy)
+                              : run_instruction_nanobatch(w, emulator, s, d, policy);
+      (d == Direction::kForward ? fwd : bwd)[s] = r.time;
+      result.instructions.push_back({s, d, r});
+      result.dynamic_energy += r.dynamic_energy * (p.microbatches * replicas);
+      busy += r.time.value() * p.microbatches;
+      clock_s += r.clock_seconds * p.microbatches;
+      if (options.breakdown) {
+        const char* dir = d == Direction::kForward ? "forward" : "backward";
+        for (const auto& k : workload::instruction_kernels(w, s, d)) {
+          auto& t = result.kernels[fmt::format("{}/{}/{}", s, dir, k.name)];
+          const RunResult kr = emulator.run_kernel(k, policy);
+          t.kind = workload::to_string(k.kind);
+          t.stage = s;
+          t.direction = dir;
+          t.count += p.microbatches;
+          t.time += kr.time * p.microbatches;
+          t.dynamic_energy += kr.dynamic_energy * p.microbatches;
+        }
+      }
+    }
+  }
+  Seconds transfer(0);
+  if (p.pp > 1) {
+    const auto k = workload::pipeline_transfer(w);
+    const RunResult r = emulator.run_kernel(k, policy);
+    transfer = r.time;
+    // Every microbatch crosses each stage boundary twice (activation, then its gradient).
+    result.dynamic_energy += r.dynamic_energy * (2.0 * p.microbatches * (p.pp - 1) * replicas);
+  }
+  result.pipeline_transfer_time = transfer;
+  Seconds makespan = pipeline_makespan(p.pp, p.microbatches, fwd, bwd, transfer);
+  if (p.dp > 1 || p.cp > 1) {
+    Seconds slowest(0);
+    for (int s = 0; s < p.pp; ++s) {
+      const RunResult r = emulator.run_kernel(workload::gradient_reduction(w, s), policy);
+      slowest = std::max(slowest, r.time);
+      result.dynamic_energy += r.dynamic_energy * replicas;
+    }
+    result.gradient_reduction_time = slowest;
+    makespan += slowest;
+  }
+  result.iteration_time = makespan;
+  result.static_energy = w.gpu.static_power * makespan * static_cast<double>(result.gpus);
+  result.average_clock = MHz(busy > 0 ? clock_s / busy : 0);
+  return result;
+}
+
+}  // namespace kareus::emulator

@@ -1,0 +1,75 @@
+#include "kareus/workload/model.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "kareus/core/error.hpp"
+#include "kareus/core/json.hpp"
+#include "kareus/core/paths.hpp"
+
+namespace kareus::workload {
+namespace fs = std::filesystem;
+
+double ModelConfig::layer_parameters() const {
+  const double h = hidden_size;
+  const double q = static_cast<double>(num_attention_heads) * head_dim;
+  const double kv = static_cast<double>(num_key_value_heads) * head_dim;
+  const double attention = h * (q + 2 * kv) + q * h;
+  const double mlp = (gated_mlp ? 3.0 : 2.0) * h * intermediate_size;
+  return attention + mlp;
+}
+
+double ModelConfig::embedding_parameters() const {
+  return static_cast<double>(vocab_size) * hidden_size * (tie_word_embeddings ? 1 : 2);
+}
+
+double ModelConfig::total_parameters() const {
+  return layer_parameters() * num_hidden_layers + embedding_parameters();
+}
+
+ModelConfig load_model(const std::string& name_or_path) {
+  fs::path path = name_or_path;
+  if (path.extension() != ".json") path = data_dir() / "models" / (name_or_path + ".json");
+  if (!fs::exists(path)) {
+    std::string known;
+    for (const auto& n : list_models()) known += (known.empty() ? "" : ", ") + n;
+    throw Error::invalid("", "model", name_or_path,
+                         "unknown model; known: " + known + " (or a path to an HF config.json)");
+  }
+  const auto doc = JsonDocument::load_file(path);
+  const JsonValue r = doc.root();
+  ModelConfig m;
+  m.name = path.stem().string() == "config" ? path.parent_path().filename().string()
+                                            : path.stem().string();
+  m.model_type = r.string_or("model_type", "llama");
+  m.hidden_size = static_cast<int>(r.positive_integer("hidden_size"));
+  m.num_attention_heads = static_cast<int>(r.positive_integer("num_attention_heads"));
+  m.num_key_value_heads =
+      static_cast<int>(r.integer_or("num_key_value_heads", m.num_attention_heads));
+  if (m.num_key_value_heads <= 0 || m.num_attention_heads % m.num_key_value_heads != 0)
+    r.at("num_key_value_heads").fail("must be positive and divide num_attention_heads");
+  m.head_dim = static_cast<int>(r.integer_or("head_dim", m.hidden_size / m.num_attention_heads));
+  if (m.head_dim <= 0) r.at("head_dim").fail("expected a positive integer");
+  m.intermediate_size = static_cast<int>(r.contains("intermediate_size")
+                                             ? r.positive_integer("intermediate_size")
+                                             : r.integer_or("n_inner", 4 * m.hidden_size));
+  m.num_hidden_layers = static_cast<int>(r.positive_integer("num_hidden_layers"));
+  m.vocab_size = static_cast<int>(r.positive_integer("vocab_size"));
+  m.tie_word_embeddings = r.bool_or("tie_word_embeddings", false);
+  const std::string act = r.string_or("hidden_act", "silu");
+  m.gated_mlp = act == "silu" || act == "swiglu" || act == "swish";
+  m.qk_norm = r.bool_or("qk_norm", m.model_type == "qwen3" || m.model_type == "qwen3_moe");
+  return m;
+}
+
+std::vector<std::string> list_models() {
+  std::vector<std::string> names;
+  const fs::path dir = data_dir() / "models";
+  if (!fs::exists(dir)) return names;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace kareus::workload
