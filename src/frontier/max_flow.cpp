@@ -31,6 +31,8 @@ bool MinCutSolver::build_levels(int source, int sink) {
   queue_.push_back(source);
   for (std::size_t i = 0; i < queue_.size(); ++i) {
     const int u = queue_[i];
+    // Nodes at or beyond the sink's level cannot be on a shortest augmenting path.
+    if (level_[sink] >= 0 && level_[u] >= level_[sink]) break;
     for (int e = head_[u]; e >= 0; e = next_[e]) {
       if (cap_[e] > 0 && level_[to_[e]] < 0) {
         level_[to_[e]] = level_[u] + 1;

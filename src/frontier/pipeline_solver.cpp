@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "kareus/core/error.hpp"
 #include "kareus/frontier/max_flow.hpp"
@@ -122,7 +123,15 @@ class Solver {
     summary.planned_slowest_units = makespan;
     double critical_total = 0;
     while (!cannot_shorten(makespan)) {
-      const auto side = cut_.min_cut(2 + 2 * critical_count_, flow_edges(makespan), 0, 1);
+      const auto& edges = flow_edges(makespan);
+      // The critical subgraph and its prices often survive a step unchanged (instructions inside
+      // a hull segment, no new critical path): the same network has the same minimum cut.
+      if (!side_ || edges != previous_edges_) {
+        side_ = cut_.min_cut(2 + 2 * critical_count_, edges, 0, 1);
+        previous_edges_ = edges;
+        ++summary.min_cuts;
+      }
+      const auto& side = side_;
       if (!side) break;  // cannot happen from an optimal step; stop rather than guess
       std::vector<int> shortened, lengthened;
       for (int v = 0; v < n_; ++v) {
@@ -276,7 +285,8 @@ class Solver {
   std::vector<int> critical_index_, mapped_, plan_;
   int critical_count_ = 0;
   std::vector<char> stuck_;
-  std::vector<BoundedEdge> edges_;
+  std::vector<BoundedEdge> edges_, previous_edges_;
+  std::optional<std::vector<char>> side_;
   MinCutSolver cut_;
   std::vector<Seconds> real_start_, real_latest_start_;
   Seconds busy_{0.0};
@@ -309,21 +319,37 @@ PlanCost evaluate_plan(const PipelineProblem& problem, const std::vector<int>& a
   return PlanCost{time, energy + problem.p_blocking * (time * problem.dag.stages - busy)};
 }
 
-std::vector<int> PipelineSolverResult::assignment(std::uint32_t index) const {
-  require(index < changes.size(), "pipeline frontier", "plan", std::to_string(index),
-          fmt::format("a plan index in [0, {})", changes.size()));
+std::vector<std::vector<int>> PipelineSolverResult::assignments(
+    const std::vector<std::uint32_t>& indices) const {
+  std::vector<std::size_t> order(indices.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    require(indices[i] < changes.size(), "pipeline frontier", "plan", std::to_string(indices[i]),
+            fmt::format("a plan index in [0, {})", changes.size()));
+    order[i] = i;
+  }
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return indices[a] < indices[b]; });
+  std::vector<std::vector<int>> plans(indices.size());
   std::vector<int> plan = initial_assignment;
-  for (std::uint32_t k = 1; k <= index; ++k)
-    for (const auto& c : changes[k]) plan[c.node] = c.option;
-  return plan;
+  std::uint32_t applied = 0;
+  for (std::size_t i : order) {
+    for (; applied < indices[i]; ++applied)
+      for (const auto& c : changes[applied + 1]) plan[c.node] = c.option;
+    plans[i] = plan;
+  }
+  return plans;
+}
+
+std::vector<int> PipelineSolverResult::assignment(std::uint32_t index) const {
+  return assignments({index}).front();
 }
 
 std::string PipelineSolverSummary::to_string() const {
   return fmt::format(
-      "pipeline solver: {} steps from {} to {} time units, {} with off-critical lengthening "
-      "undone, {:.1f} critical instructions per step on average, {:.3f} s",
-      steps, planned_slowest_units, planned_fastest_units, fallback_steps, mean_critical_nodes,
-      solve_seconds);
+      "pipeline solver: {} steps ({} max-flow solves) from {} to {} time units, {} with "
+      "off-critical lengthening undone, {:.1f} critical instructions per step on average, {:.3f} s",
+      steps, min_cuts, planned_slowest_units, planned_fastest_units, fallback_steps,
+      mean_critical_nodes, solve_seconds);
 }
 
 PipelineSolverResult solve_pipeline(const PipelineProblem& problem,

@@ -22,6 +22,7 @@ struct BoundedEdge {
   int to = 0;
   std::int64_t lower = 0;
   std::int64_t upper = kInfiniteCapacity;
+  bool operator==(const BoundedEdge&) const = default;
 };
 
 class MinCutSolver {

@@ -56,6 +56,7 @@ PlanCost evaluate_plan(const PipelineProblem& problem, const std::vector<int>& a
 
 struct PipelineSolverSummary {
   int steps = 0;           // min-cut steps taken
+  int min_cuts = 0;        // max-flow solves: a step whose network did not change reuses the cut
   int fallback_steps = 0;  // steps where lengthening off-critical work was undone (see .cpp)
   double mean_critical_nodes = 0.0;
   std::int64_t planned_slowest_units = 0;  // longest path in time units at the start
@@ -80,6 +81,8 @@ struct PipelineSolverResult {
 
   // Plan `index`, replayed from the initial assignment.
   std::vector<int> assignment(std::uint32_t index) const;
+  // Several plans in one replay (indices in any order; result in the same order).
+  std::vector<std::vector<int>> assignments(const std::vector<std::uint32_t>& indices) const;
 };
 
 // Throws kareus::Error on an inconsistent problem (option set sizes, non-positive times, a cyclic

@@ -1,0 +1,131 @@
+// `kareus pipeline-solve` end to end: the built binary on the real Perseus A40 profile, and one bad
+// input per validation rule (exit 2, one line naming the file, line and column).
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "kareus/core/json.hpp"
+
+namespace kareus {
+namespace {
+
+const std::string kProfile = std::string(KAREUS_TEST_DATA_DIR) + "/frontier/gpt3-175b+a40_bf16.csv";
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+Run run(const std::string& args) {
+  const auto err_path =
+      std::filesystem::temp_directory_path() / ("kareus_cli_err_" + std::to_string(::getpid()));
+  const std::string command =
+      std::string(KAREUS_BINARY) + " pipeline-solve " + args + " 2>" + err_path.string();
+  Run r;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  std::array<char, 4096> buffer{};
+  while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe))
+    r.out.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(err_path);
+  r.err.assign(std::istreambuf_iterator<char>(err), {});
+  std::filesystem::remove(err_path);
+  return r;
+}
+
+std::string write_profile(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+TEST(PipelineSolveCli, RealProfileFrontierRunsFromLeastEnergyToFastest) {
+  const auto r =
+      run("--profile '" + kProfile + "' --microbatches 8 --p-blocking 70.38 --plan --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = JsonDocument::parse(r.out, "stdout").root();
+  EXPECT_EQ(doc.integer("stages"), 8);
+  const auto frontier = doc.at("frontier");
+  ASSERT_GT(frontier.size(), 20u);
+  std::set<double> clocks;
+  for (int f = 1740; f >= 855; f -= 15) clocks.insert(f);
+  for (std::size_t i = 0; i < frontier.size(); ++i) {
+    const auto point = frontier.at(i);
+    if (i > 0) {
+      EXPECT_LT(point.number("time_s"), frontier.at(i - 1).number("time_s"));
+      EXPECT_GT(point.number("energy_j"), frontier.at(i - 1).number("energy_j"));
+    }
+    const auto plan = point.at("plan");
+    ASSERT_EQ(plan.size(), 8u);
+    for (std::size_t s = 0; s < 8; ++s) {
+      ASSERT_EQ(plan.at(s).size(), 16u);
+      for (std::size_t k = 0; k < 16; ++k)
+        EXPECT_TRUE(clocks.count(plan.at(s).at(k).number("frequency_mhz")));
+    }
+  }
+  // Stage 0 runs 7 warm-up forwards before its first backward.
+  EXPECT_EQ(frontier.at(0).at("plan").at(0).at(7).string("instruction"), "F7");
+  EXPECT_EQ(frontier.at(0).at("plan").at(0).at(8).string("instruction"), "B0");
+  // Every instruction at 1740 MHz is the fastest plan: 8 stages' bubbles plus 8 microbatches.
+  EXPECT_LT(frontier.at(frontier.size() - 1).number("time_s"), frontier.at(0).number("time_s"));
+}
+
+TEST(PipelineSolveCli, TextOutputHasATable) {
+  const auto r = run("--profile '" + kProfile + "' --microbatches 4 --p-blocking 70.38");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("8 stages, 4 microbatches"), std::string::npos);
+  EXPECT_NE(r.out.find("energy (J)"), std::string::npos);
+}
+
+void expect_rejected(const std::string& args, const std::vector<std::string>& fragments) {
+  const auto r = run(args);
+  EXPECT_EQ(r.exit_code, 2) << args;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  for (const auto& f : fragments) EXPECT_NE(r.err.find(f), std::string::npos) << r.err;
+}
+
+TEST(PipelineSolveCli, RejectsBadProfilesNamingFileLineAndColumn) {
+  const std::string header = "stage,instruction,frequency,time,energy\n";
+  const std::string good = "0,forward,1000,0.1,10\n0,backward,1000,0.2,20\n";
+  const auto flags = [](const std::string& path) {
+    return "--profile " + path + " --microbatches 4 --p-blocking 70";
+  };
+  expect_rejected(
+      flags(write_profile("k_missing.csv", "stage,instruction,frequency,time\n0,forward,1,1\n")),
+      {"k_missing.csv", "missing required column 'energy'"});
+  expect_rejected(flags(write_profile("k_text.csv", header + good + "1,forward,1000,fast,10\n")),
+                  {"k_text.csv:4", "column 'time' = fast"});
+  expect_rejected(flags(write_profile("k_zero.csv", header + good + "1,forward,1000,0.1,0\n")),
+                  {"k_zero.csv:4", "column 'energy' = 0", "positive"});
+  expect_rejected(flags(write_profile("k_name.csv", header + good + "1,recompute,1000,0.1,1\n")),
+                  {"k_name.csv:4", "column 'instruction' = recompute", "forward or backward"});
+  expect_rejected(
+      flags(write_profile("k_gap.csv",
+                          header + good + "2,forward,1000,0.1,1\n2,backward,1000,0.1,1\n")),
+      {"k_gap.csv:4", "column 'stage' = 2", "contiguous from 0", "stage 1"});
+  expect_rejected(flags(write_profile("k_half.csv", header + good + "1,Forward,1000,0.1,1\n")),
+                  {"k_half.csv:4", "stage 1 has no backward rows"});
+  expect_rejected(flags(write_profile("k_dup.csv", header + good + "0,FORWARD,1000,0.3,1\n")),
+                  {"k_dup.csv:4", "column 'frequency' = 1000", "line 2"});
+  const auto ok = write_profile("k_ok.csv", header + good);
+  expect_rejected("--profile " + ok + " --microbatches 0 --p-blocking 70",
+                  {"--microbatches = 0", "at least 1"});
+  expect_rejected("--profile " + ok + " --microbatches 2 --p-blocking -1",
+                  {"--p-blocking = -1", ">= 0"});
+  expect_rejected("--profile /nonexistent/p.csv --microbatches 2 --p-blocking 1",
+                  {"/nonexistent/p.csv"});
+  EXPECT_EQ(run("--profile " + ok + " --microbatches 2 --p-blocking 1 --json").exit_code, 0);
+}
+
+}  // namespace
+}  // namespace kareus
