@@ -56,10 +56,15 @@ class ChildProcess {
     }
   }
   void signal(int signo) { kill(pid_, signo); }
-  // The raw wait status.
+  // The raw wait status; a child still running after 30 s is killed so that a test fails
+  // instead of hanging.
   int wait() {
     int status = 0;
-    waitpid(pid_, &status, 0);
+    for (int i = 0; i < 3000 && waitpid(pid_, &status, WNOHANG) == 0; ++i) usleep(10000);
+    if (kill(pid_, 0) == 0 && waitpid(pid_, &status, WNOHANG) == 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status, 0);
+    }
     pid_ = -1;
     return status;
   }

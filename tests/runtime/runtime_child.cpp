@@ -1,6 +1,7 @@
 // A process the runtime tests start and then signal or kill, so that they can check what happens
 // to the clocks it held. Prints "ready" once its clock is applied.
 //   runtime_child controller <schedule> <stage> signal|exit|chained
+//   runtime_child client <kareusd socket> <gpu> <clock MHz>
 #include <signal.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 
 #include "kareus/core/error.hpp"
 #include "kareus/nvml/nvml.hpp"
+#include "kareus/runtime/daemon_client.hpp"
 #include "kareus/runtime/frequency_controller.hpp"
 
 namespace {
@@ -36,7 +38,8 @@ int run_controller(const std::string& schedule_path, int stage, const std::strin
   ready();
   // Leaked on purpose: "exit" checks the atexit restore of a controller nobody destroyed.
   if (mode == "exit") std::exit(0);
-  while (!interrupted) pause();
+  // Polled, not pause(): the re-raised signal may run the handler on another thread.
+  while (!interrupted) usleep(1000);
   try {
     const auto& second = schedule.stages[stage].instructions[1];
     controller->on_instruction_begin(stage, second.microbatch, second.direction);
@@ -47,17 +50,32 @@ int run_controller(const std::string& schedule_path, int stage, const std::strin
   return 0;
 }
 
+// Holds a clock through kareusd until killed.
+int run_client(const std::string& socket, unsigned gpu, double clock) {
+  kareus::runtime::DaemonClient client(socket);
+  client.register_gpus({gpu});
+  client.set_sm_clock(gpu, kareus::MHz(clock));
+  ready();
+  for (;;) pause();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     const std::string role = argc > 1 ? argv[1] : "";
-    if (role == "controller" && argc == 5)
+    if (role == "controller" && argc == 5) {
       return run_controller(argv[2], std::atoi(argv[3]), argv[4]);
+    }
+    if (role == "client" && argc == 5) {
+      return run_client(argv[2], static_cast<unsigned>(std::atoi(argv[3])), std::atof(argv[4]));
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "runtime_child: %s\n", e.what());
     return 2;
   }
-  std::fprintf(stderr, "usage: runtime_child controller <schedule> <stage> signal|exit|chained\n");
+  std::fprintf(stderr,
+               "usage: runtime_child controller <schedule> <stage> signal|exit|chained\n"
+               "       runtime_child client <socket> <gpu> <clock_mhz>\n");
   return 2;
 }

@@ -1,0 +1,66 @@
+// kareusd, the clock daemon: holds privileged NVML access so that training processes need no root.
+// Clients connect to a Unix stream socket and speak JSON lines (docs/runtime.md): register GPUs,
+// set and reset their SM clock, read energy. A GPU belongs to one client at a time, only clocks
+// the GPU supports are accepted, and a GPU is reset when its client disconnects or dies. The
+// locked GPUs are kept in a state file so that a restarted daemon resets what a killed one left.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kareus/core/json.hpp"
+#include "kareus/nvml/nvml.hpp"
+
+namespace kareus::runtime {
+
+struct DaemonOptions {
+  std::filesystem::path socket_path = "/run/kareus/kareusd.sock";
+  // On tmpfs by default: after a reboot the driver has reset every clock anyway.
+  std::filesystem::path state_file = "/run/kareus/kareusd-state.json";
+  unsigned socket_mode = 0666;
+};
+
+class Daemon {
+ public:
+  // Resets the GPUs a previous daemon left locked and binds the socket.
+  Daemon(std::shared_ptr<const nvml::Nvml> nvml, DaemonOptions options);
+  // Resets every GPU still locked and removes the socket.
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // Serves clients until SIGINT or SIGTERM.
+  void run();
+  // One request line of client `client` -> one response document (exposed for tests).
+  Json handle(int client, const std::string& line);
+  // Releases the client's GPUs, resetting the locked ones.
+  void disconnect(int client);
+
+ private:
+  Json handle_register(int client, const JsonValue& request);
+  Json handle_set(int client, const JsonValue& request);
+  Json handle_reset(int client, const JsonValue& request);
+  Json handle_read_energy(const JsonValue& request);
+  unsigned gpu_of(const JsonValue& request) const;
+  unsigned owned_gpu(int client, const JsonValue& request) const;
+  void reset(unsigned gpu);
+  void reset_left_over_gpus();
+  void save_state() const;
+
+  std::shared_ptr<const nvml::Nvml> nvml_;
+  DaemonOptions options_;
+  unsigned device_count_;
+  int listen_fd_ = -1;
+  std::map<unsigned, int> owner_;                        // gpu -> client
+  std::map<unsigned, std::vector<unsigned>> supported_;  // gpu -> MHz, filled at registration
+  std::set<unsigned> locked_;
+};
+
+// $KAREUSD_SOCKET, else DaemonOptions{}.socket_path.
+std::filesystem::path default_daemon_socket();
+
+}  // namespace kareus::runtime

@@ -1,0 +1,194 @@
+#include "kareus/runtime/daemon.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "child_process.hpp"
+#include "fake_nvml/fake_nvml_fixture.hpp"
+#include "kareus/runtime/daemon_client.hpp"
+#include "kareus/runtime/frequency_controller.hpp"
+
+namespace kareus::runtime {
+namespace {
+
+using kareus::testing::ChildProcess;
+using kareus::testing::FakeNvml;
+using Lines = std::vector<std::string>;
+
+const Lines kLockedThenReset = {"nvmlDeviceSetGpuLockedClocks 0 1200 1200",
+                                "nvmlDeviceResetGpuLockedClocks 0"};
+
+// Waits for another process to write the expected log (the daemon reacts asynchronously).
+Lines wait_for_log(const FakeNvml& fake, std::size_t lines) {
+  for (int i = 0; i < 1000 && fake.log().size() < lines; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return fake.log();
+}
+
+Json state_of(const FakeNvml& fake) {
+  std::ifstream in(fake.dir() / "state.json");
+  return Json::parse(in);
+}
+
+class DaemonRequests : public ::testing::Test {
+ protected:
+  DaemonOptions options() const {
+    return {fake_.dir() / "kareusd.sock", fake_.dir() / "state.json", 0600};
+  }
+  std::string error(int client, const std::string& line) {
+    const Json reply = daemon_.handle(client, line);
+    EXPECT_FALSE(reply.at("ok").get<bool>()) << reply.dump();
+    return reply.value("error", "");
+  }
+
+  FakeNvml fake_;
+  Daemon daemon_{std::make_shared<const nvml::Nvml>(), options()};
+};
+
+TEST_F(DaemonRequests, AcceptsSupportedClocksOnRegisteredGpus) {
+  const Json reg = daemon_.handle(1, R"({"op": "register", "gpus": [0]})");
+  ASSERT_TRUE(reg.at("ok").get<bool>()) << reg.dump();
+  EXPECT_EQ(reg.at("gpus").at(0).at("name"), "NVIDIA A100-SXM4-40GB");
+  EXPECT_EQ(reg.at("gpus").at(0).at("supported_sm_clocks_mhz").size(), 81u);
+  EXPECT_TRUE(daemon_.handle(1, R"({"op": "set_sm_clock", "gpu": 0, "clock_mhz": 1200})")
+                  .at("ok")
+                  .get<bool>());
+  EXPECT_EQ(state_of(fake_).at("locked_gpus"), Json::array({0}));
+  const Json energy = daemon_.handle(1, R"({"op": "read_energy", "gpu": 0})");
+  EXPECT_GE(energy.at("energy_j").get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(energy.at("power_w").get<double>(), 52.0 + 0.25 * 1200);
+  EXPECT_TRUE(daemon_.handle(1, R"({"op": "reset_sm_clock", "gpu": 0})").at("ok").get<bool>());
+  EXPECT_EQ(state_of(fake_).at("locked_gpus"), Json::array());
+  EXPECT_EQ(fake_.log(), kLockedThenReset);
+}
+
+TEST_F(DaemonRequests, RejectsWhatTheClientMayNotDo) {
+  EXPECT_EQ(error(1, R"({"op": "set_sm_clock", "gpu": 0, "clock_mhz": 1200})"),
+            "request: /gpu = 0: this client has not registered that GPU");
+  EXPECT_EQ(error(1, R"({"op": "register", "gpus": [2]})"),
+            "request: /gpus/0 = 2: this machine has GPUs 0..1");
+  ASSERT_TRUE(daemon_.handle(1, R"({"op": "register", "gpus": [0]})").at("ok").get<bool>());
+  EXPECT_EQ(error(2, R"({"op": "register", "gpus": [1, 0]})"),
+            "request: /gpus/1 = 0: registered by another client");
+  EXPECT_EQ(error(1, R"({"op": "set_sm_clock", "gpu": 0, "clock_mhz": 1405})"),
+            "request: /clock_mhz = 1405: gpu 0 supports 210 to 1410 MHz in its listed steps");
+  EXPECT_EQ(error(1, R"({"op": "set_sm_clock", "gpu": 0, "clock_mhz": "max"})"),
+            "request: /clock_mhz = \"max\": expected an integer");
+  EXPECT_EQ(error(2, R"({"op": "reset_sm_clock", "gpu": 0})"),
+            "request: /gpu = 0: this client has not registered that GPU");
+  EXPECT_EQ(error(1, R"({"op": "overclock"})"),
+            "request: /op = \"overclock\": expected register, set_sm_clock, reset_sm_clock or "
+            "read_energy");
+  EXPECT_NE(error(1, "{not json").find("request: malformed JSON"), std::string::npos);
+  EXPECT_TRUE(fake_.log().empty());
+}
+
+TEST_F(DaemonRequests, DisconnectResetsOnlyTheClientsLockedGpus) {
+  daemon_.handle(1, R"({"op": "register", "gpus": [0]})");
+  daemon_.handle(2, R"({"op": "register", "gpus": [1]})");
+  daemon_.handle(1, R"({"op": "set_sm_clock", "gpu": 0, "clock_mhz": 1200})");
+  daemon_.disconnect(2);
+  daemon_.disconnect(1);
+  EXPECT_EQ(fake_.log(), kLockedThenReset);
+  // GPU 0 is free again for another client.
+  EXPECT_TRUE(daemon_.handle(3, R"({"op": "register", "gpus": [0]})").at("ok").get<bool>());
+}
+
+// kareusd as its own process, as in production.
+class DaemonProcess : public ::testing::Test {
+ protected:
+  std::unique_ptr<ChildProcess> start_daemon() {
+    auto d = std::make_unique<ChildProcess>(
+        std::vector<std::string>{KAREUSD_PATH, "--socket", socket_.string(), "--state-file",
+                                 (fake_.dir() / "state.json").string()});
+    EXPECT_EQ(d->read_line(), "kareusd: listening on " + socket_.string());
+    return d;
+  }
+  std::unique_ptr<ChildProcess> start_client() {
+    auto c = std::make_unique<ChildProcess>(std::vector<std::string>{
+        KAREUS_RUNTIME_CHILD_PATH, "client", socket_.string(), "0", "1200"});
+    EXPECT_EQ(c->read_line(), "ready");
+    return c;
+  }
+
+  FakeNvml fake_;
+  std::filesystem::path socket_ = fake_.dir() / "kareusd.sock";
+};
+
+TEST_F(DaemonProcess, ResetsTheGpuOfAClientKilledWithSigkill) {
+  auto daemon = start_daemon();
+  auto client = start_client();
+  EXPECT_EQ(fake_.log(), Lines{kLockedThenReset[0]});
+  client->signal(SIGKILL);
+  client->wait();
+  EXPECT_EQ(wait_for_log(fake_, 2), kLockedThenReset);
+  EXPECT_EQ(state_of(fake_).at("locked_gpus"), Json::array());
+}
+
+TEST_F(DaemonProcess, ARestartedDaemonResetsWhatAKilledOneLeftLocked) {
+  auto daemon = start_daemon();
+  auto client = start_client();
+  daemon->signal(SIGKILL);
+  daemon->wait();
+  EXPECT_EQ(fake_.log(), Lines{kLockedThenReset[0]});
+  EXPECT_EQ(state_of(fake_).at("locked_gpus"), Json::array({0}));
+  auto again = start_daemon();  // replaces the stale socket file too
+  EXPECT_EQ(fake_.log(), kLockedThenReset);
+  EXPECT_EQ(state_of(fake_).at("locked_gpus"), Json::array());
+}
+
+TEST_F(DaemonProcess, SigtermResetsLockedGpusAndExitsCleanly) {
+  auto daemon = start_daemon();
+  auto client = start_client();
+  daemon->signal(SIGTERM);
+  const int status = daemon->wait();
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(fake_.log(), kLockedThenReset);
+  EXPECT_FALSE(std::filesystem::exists(socket_));
+}
+
+TEST_F(DaemonProcess, ControllerThroughTheDaemonRestoresOnDestruction) {
+  auto daemon = start_daemon();
+  const Schedule s = load_schedule(std::string(KAREUS_TEST_DATA_DIR) + "/runtime/two_stages.json");
+  {
+    auto client = std::make_shared<DaemonClient>(socket_);
+    FrequencyController c(s, 1, std::make_unique<DaemonClockBackend>(client, 0));
+    for (const auto& in : s.stages[1].instructions)
+      c.on_instruction_begin(1, in.microbatch, in.direction);
+    c.on_step_end();
+    c.wait_until_applied();
+  }
+  EXPECT_EQ(fake_.log(), (Lines{"nvmlDeviceSetGpuLockedClocks 0 1200 1200",
+                                "nvmlDeviceSetGpuLockedClocks 0 1110 1110",
+                                "nvmlDeviceResetGpuLockedClocks 0"}));
+}
+
+TEST(DaemonClientErrors, NoDaemonIsOneClearError) {
+  try {
+    DaemonClient client("/nonexistent/kareusd.sock");
+    FAIL() << "connected to nothing";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cannot connect to kareusd at /nonexistent/kareusd.sock: No such file or directory "
+              "(is kareusd running? set KAREUSD_SOCKET to its socket)");
+  }
+}
+
+TEST(DaemonWithoutDriver, ExitsWithCode2) {
+  setenv("KAREUS_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+  ChildProcess daemon({KAREUSD_PATH, "--socket", "/tmp/kareus-no-driver.sock", "--state-file",
+                       "/tmp/kareus-no-driver-state.json"});
+  unsetenv("KAREUS_NVML_LIBRARY");
+  const int status = daemon.wait();
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_FALSE(std::filesystem::exists("/tmp/kareus-no-driver.sock"));
+}
+
+}  // namespace
+}  // namespace kareus::runtime
