@@ -10,9 +10,12 @@
 
 #include "commands.hpp"
 #include "kareus/core/error.hpp"
+#include "kareus/hardware/gpu_spec.hpp"
+#include "kareus/kernel_dvfs/emulated.hpp"
 #include "kareus/kernel_dvfs/profile_csv.hpp"
 #include "kareus/kernel_dvfs/study.hpp"
 #include "kareus/kernel_dvfs/switching.hpp"
+#include "workload_flags.hpp"
 
 namespace kareus::cli {
 namespace {
@@ -21,6 +24,10 @@ using namespace kareus::kernel_dvfs;
 
 struct KernelDvfsFlags {
   std::string profile;
+  std::string trace;
+  double trace_clock_mhz = 0;
+  WorkloadFlags workload;
+  int layers = 1;
   std::vector<std::string> slowdowns{"0.6%"};
   std::string reference = "max-clock";
   double power_limit_w = 0;
@@ -58,14 +65,52 @@ Watts lowest_kernel_power(const KernelSequence& seq) {
   return lowest;
 }
 
-void configure_switching(const KernelDvfsFlags& flags, const KernelSequence& seq,
-                         StudyOptions& options) {
+struct Input {
+  KernelSequence sequence;
+  std::optional<GpuSpec> gpu;
+};
+
+// Exactly one of: a measured profile (optionally checked against --gpu's clock table), a
+// profiler trace scaled on the emulated --gpu, or the workload model on the emulator.
+Input read_input(const KernelDvfsFlags& flags, bool gpu_given) {
+  const bool model = !flags.workload.model.empty() || !flags.workload.workload_file.empty();
+  const int inputs = !flags.profile.empty() + !flags.trace.empty() + model;
+  if (inputs != 1)
+    throw Error(
+        "kernel-dvfs: give exactly one input: --profile FILE.csv, --trace FILE.json "
+        "--trace-clock-mhz F --gpu NAME, or --model NAME --gpu NAME [--layers N]");
+  Input in;
+  if (!flags.profile.empty()) {
+    if (gpu_given) in.gpu = load_gpu(flags.workload.gpu);
+    std::optional<std::vector<MHz>> allowed;
+    if (in.gpu) allowed = in.gpu->supported_clocks();
+    in.sequence = load_profile_csv(flags.profile, allowed);
+  } else if (!flags.trace.empty()) {
+    if (!gpu_given) throw Error("kernel-dvfs: --trace needs --gpu, the GPU the trace ran on");
+    if (flags.trace_clock_mhz <= 0)
+      throw Error("kernel-dvfs: --trace needs --trace-clock-mhz, the clock it was recorded at");
+    in.gpu = load_gpu(flags.workload.gpu);
+    in.sequence = scale_trace(load_torch_trace(flags.trace), MHz(flags.trace_clock_mhz), *in.gpu,
+                              planning_clocks(*in.gpu));
+  } else {
+    const auto w = flags.workload.resolve();
+    in.gpu = w.gpu;
+    in.sequence = emulate_layers(w, flags.layers, planning_clocks(w.gpu));
+  }
+  return in;
+}
+
+void configure_switching(const KernelDvfsFlags& flags, const Input& in, StudyOptions& options) {
   if (flags.ideal) return;
+  const KernelSequence& seq = in.sequence;
   Watts power;
   std::string power_source;
   if (flags.switch_power_w >= 0) {
     power = Watts(flags.switch_power_w);
     power_source = "--switch-power-w";
+  } else if (in.gpu) {
+    power = in.gpu->static_power;
+    power_source = "static power of " + in.gpu->name + ", data/gpus";
   } else {
     power = lowest_kernel_power(seq);
     power_source = "lowest kernel power in the profile";
@@ -88,14 +133,13 @@ void configure_switching(const KernelDvfsFlags& flags, const KernelSequence& seq
       fmt::format(", stall power {:.1f} W ({})", power.value(), power_source);
 }
 
-void run(const KernelDvfsFlags& flags) {
-  if (flags.profile.empty())
-    throw Error("kernel-dvfs: give the kernel sequence with --profile FILE.csv");
+void run(const KernelDvfsFlags& flags, bool gpu_given) {
   if (!flags.switch_latency_csv.empty() && flags.switch_latency_ms >= 0)
     throw Error("kernel-dvfs: give either --switch-latency-ms or --switch-latency-csv, not both");
   if (flags.ideal && (!flags.switch_latency_csv.empty() || flags.switch_latency_ms >= 0))
     throw Error("kernel-dvfs: --ideal ignores switching; drop --switch-latency-*");
-  const KernelSequence seq = load_profile_csv(flags.profile, std::nullopt);
+  const Input in = read_input(flags, gpu_given);
+  const KernelSequence& seq = in.sequence;
 
   StudyOptions options;
   options.slowdowns.clear();
@@ -104,12 +148,15 @@ void run(const KernelDvfsFlags& flags) {
     options.reference = Reference::governor;
   else if (flags.reference != "max-clock")
     throw Error::invalid("", "--reference", flags.reference, "expected max-clock or governor");
-  if (flags.power_limit_w > 0) options.power_limit = Watts(flags.power_limit_w);
+  if (flags.power_limit_w > 0)
+    options.power_limit = Watts(flags.power_limit_w);
+  else if (in.gpu)
+    options.power_limit = in.gpu->power_limit_default;
   options.ideal = flags.ideal;
   options.min_dwell = milliseconds(flags.min_dwell_ms);
   options.time_bins = flags.time_bins;
   options.curve = flags.curve;
-  configure_switching(flags, seq, options);
+  configure_switching(flags, in, options);
 
   const StudyResult result = run_study(seq, options);
   const std::string out = flags.json ? study_json(seq, options, result, flags.plan).dump(2) + "\n"
@@ -128,13 +175,23 @@ void register_kernel_dvfs_command(CLI::App& app) {
   cmd->add_option("--profile", flags->profile,
                   "Measured profile CSV: kernel,clock_mhz,time_s,energy_j[,pass]")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--trace", flags->trace,
+                  "torch.profiler Chrome trace JSON, recorded at --trace-clock-mhz on --gpu")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--trace-clock-mhz", flags->trace_clock_mhz, "SM clock the trace ran at")
+      ->check(CLI::PositiveNumber);
+  flags->workload.add_to(*cmd);
+  cmd->add_option("--layers", flags->layers, "Transformer layers for --model (forward + backward)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--slowdown", flags->slowdowns,
                   "Slowdown bound(s) vs the reference time: 0.6% or 0.006 (several allowed)")
       ->capture_default_str();
   cmd->add_option("--reference", flags->reference, "Reference time: max-clock or governor")
       ->capture_default_str();
-  cmd->add_option("--power-limit-w", flags->power_limit_w,
-                  "GPU power limit; enables the default-governor baseline")
+  cmd->add_option(
+         "--power-limit-w", flags->power_limit_w,
+         "GPU power limit for the default-governor baseline (default: the GPU's, when known)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--ideal", flags->ideal,
                 "Ignore clock-switch latency and energy, as the paper does");
@@ -145,7 +202,8 @@ void register_kernel_dvfs_command(CLI::App& app) {
                   "Measured L(from, to): from_mhz,to_mhz,latency_ms")
       ->check(CLI::ExistingFile);
   cmd->add_option("--switch-power-w", flags->switch_power_w,
-                  "Power drawn while a switch stalls the stream (default: lowest kernel power)")
+                  "Power drawn while a switch stalls the stream (default: the GPU's static power, "
+                  "else the lowest kernel power)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--min-dwell-ms", flags->min_dwell_ms,
                   "Group consecutive kernels into phases lasting at least this long")
@@ -156,7 +214,7 @@ void register_kernel_dvfs_command(CLI::App& app) {
   cmd->add_flag("--plan", flags->plan, "Print the clock of every kernel");
   cmd->add_flag("--curve", flags->curve, "Print the energy-time curve (Lagrangian sweep)");
   cmd->add_flag("--json", flags->json, "One JSON document on stdout");
-  cmd->callback([flags] { run(*flags); });
+  cmd->callback([flags, cmd] { run(*flags, cmd->count("--gpu") > 0); });
 }
 
 }  // namespace kareus::cli

@@ -25,7 +25,23 @@ expect_rejected "column 'clock_mhz' = 1300: unknown clock" --profile "$DATA/bad_
 expect_rejected "--slowdown = 0.6x" --profile "$DATA/small_profile.csv" --slowdown 0.6x
 expect_rejected "--reference governor needs the GPU's power limit" \
   --profile "$DATA/small_profile.csv" --reference governor
+expect_rejected "--trace-clock-mhz = 1666: unknown clock" --trace "$DATA/gpt_layer_trace.json" \
+  --trace-clock-mhz 1666 --gpu rtx3080ti
+expect_rejected "/traceEvents/0/dur = -4.0: a kernel duration must be > 0" \
+  --trace "$DATA/bad_trace_negative_dur.json" --trace-clock-mhz 1665 --gpu rtx3080ti
+expect_rejected "/traceEvents/0/dur: required field is missing" \
+  --trace "$DATA/bad_trace_missing_dur.json" --trace-clock-mhz 1665 --gpu rtx3080ti
+expect_rejected "give exactly one input" --profile "$DATA/small_profile.csv" --model gpt3-xl
 rm -f /tmp/kdvfs_err.$$
+
+trace=$("$KAREUS" kernel-dvfs --trace "$DATA/gpt_layer_trace.json" --trace-clock-mhz 1665 \
+  --gpu rtx3080ti --ideal --json) || { echo "FAIL: --trace run"; exit 1; }
+printf '%s' "$trace" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert any("only 1665 MHz was measured" in n for n in d["notes"]), d["notes"]
+assert d["kernels"] == 35 and d["mode"] == "ideal"
+' || { echo "FAIL: --trace document"; failures=$((failures + 1)); }
 
 json=$("$KAREUS" kernel-dvfs --profile "$DATA/small_profile.csv" --slowdown 0.6% 5% \
   --switch-latency-ms 0.05 --json --plan) || { echo "FAIL: --json run"; exit 1; }
