@@ -52,7 +52,8 @@ TEST(PipelineSolveCli, RealProfileFrontierRunsFromLeastEnergyToFastest) {
   const auto r =
       run("--profile '" + kProfile + "' --microbatches 8 --p-blocking 70.38 --plan --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto doc = JsonDocument::parse(r.out, "stdout").root();
+  const auto document = JsonDocument::parse(r.out, "stdout");
+  const auto doc = document.root();
   EXPECT_EQ(doc.integer("stages"), 8);
   const auto frontier = doc.at("frontier");
   ASSERT_GT(frontier.size(), 20u);

@@ -1,0 +1,145 @@
+// kareus pipeline-solve: the Perseus-style iteration time-energy frontier of a per-stage profile.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "commands.hpp"
+#include "kareus/core/error.hpp"
+#include "kareus/core/json.hpp"
+#include "kareus/core/table.hpp"
+#include "kareus/frontier/stage_profile.hpp"
+
+namespace kareus::cli {
+namespace {
+
+struct PipelineSolveFlags {
+  std::string profile;
+  int microbatches = 0;
+  double p_blocking_w = 0;
+  double unit_time_ms = 1.0;
+  bool plan = false;
+  bool json = false;
+};
+
+struct Solved {
+  frontier::StageProfile profile;
+  frontier::PipelineProblem problem;
+  frontier::PipelineSolverResult result;
+  // Frontier points from the least-energy end to the fastest, with their plans when asked.
+  std::vector<frontier::ParetoPoint> points;
+  std::vector<std::vector<int>> plans;
+};
+
+// Per stage, "F3@1740" style entries in 1F1B order.
+std::vector<std::vector<std::pair<std::string, double>>> stage_clocks(
+    const Solved& s, const std::vector<int>& plan) {
+  std::vector<std::vector<std::pair<std::string, double>>> out;
+  for (int stage = 0; stage < s.problem.dag.stages; ++stage) {
+    auto& row = out.emplace_back();
+    for (int id : s.problem.dag.stage_order[stage]) {
+      const auto& ins = s.problem.dag.nodes[id];
+      const int d = ins.direction == workload::Direction::kForward ? 0 : 1;
+      row.emplace_back(workload::instruction_name(ins),
+                       s.profile.stages[stage][d][plan[id]].frequency.value());
+    }
+  }
+  return out;
+}
+
+std::string format_report(const PipelineSolveFlags& f, const Solved& s) {
+  std::string out = fmt::format(
+      "Iteration frontier of {}: {} stages, {} microbatches (synchronous 1F1B), blocking power "
+      "{:g} W, time unit {:g} ms\n{} points, from the least energy to the fastest\n\n",
+      f.profile, s.problem.dag.stages, f.microbatches, f.p_blocking_w, f.unit_time_ms,
+      s.points.size());
+  TextTable table({"point", "time (s)", "energy (J)"});
+  for (std::size_t i = 0; i < s.points.size(); ++i) {
+    table.add_row({std::to_string(i), fmt::format("{:.4f}", s.points[i].time.value()),
+                   fmt::format("{:.2f}", s.points[i].energy.value())});
+  }
+  out += table.render();
+  for (std::size_t i = 0; i < s.plans.size(); ++i) {
+    out += fmt::format("\npoint {} clocks (MHz), per stage in 1F1B order:\n", i);
+    const auto clocks = stage_clocks(s, s.plans[i]);
+    for (std::size_t stage = 0; stage < clocks.size(); ++stage) {
+      out += fmt::format("  stage {}:", stage);
+      for (const auto& [name, mhz] : clocks[stage]) out += fmt::format(" {}@{:g}", name, mhz);
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+Json to_json(const PipelineSolveFlags& f, const Solved& s) {
+  const auto& summary = s.result.summary;
+  Json doc{{"profile", f.profile},
+           {"stages", s.problem.dag.stages},
+           {"microbatches", f.microbatches},
+           {"p_blocking_w", f.p_blocking_w},
+           {"unit_time_s", f.unit_time_ms * 1e-3},
+           {"solver",
+            {{"steps", summary.steps},
+             {"max_flow_solves", summary.min_cuts},
+             {"solve_time_s", summary.solve_seconds}}}};
+  Json points = Json::array();
+  for (std::size_t i = 0; i < s.points.size(); ++i) {
+    Json point{{"time_s", s.points[i].time.value()}, {"energy_j", s.points[i].energy.value()}};
+    if (!s.plans.empty()) {
+      Json stages = Json::array();
+      for (const auto& row : stage_clocks(s, s.plans[i])) {
+        Json instructions = Json::array();
+        for (const auto& [name, mhz] : row)
+          instructions.push_back({{"instruction", name}, {"frequency_mhz", mhz}});
+        stages.push_back(instructions);
+      }
+      point["plan"] = stages;
+    }
+    points.push_back(point);
+  }
+  doc["frontier"] = points;
+  return doc;
+}
+
+}  // namespace
+
+void register_pipeline_solve_command(CLI::App& app) {
+  auto flags = std::make_shared<PipelineSolveFlags>();
+  auto* cmd = app.add_subcommand(
+      "pipeline-solve",
+      "Iteration time-energy frontier of a per-stage profile (Perseus format), synchronous 1F1B");
+  cmd->add_option("--profile", flags->profile,
+                  "CSV with stage,instruction,frequency,time,energy (one row per stage x "
+                  "forward/backward x clock)")
+      ->required();
+  cmd->add_option("--microbatches", flags->microbatches, "Microbatches per iteration")->required();
+  cmd->add_option("--p-blocking", flags->p_blocking_w,
+                  "Power (W) of a GPU that idles or blocks on P2P")
+      ->required();
+  cmd->add_option("--unit-time-ms", flags->unit_time_ms, "Solver time step in ms")
+      ->capture_default_str();
+  cmd->add_flag("--plan", flags->plan, "Also print every instruction's clock per point");
+  cmd->add_flag("--json", flags->json, "Print one JSON document");
+  cmd->callback([flags] {
+    require(flags->microbatches >= 1, "command line", "--microbatches",
+            std::to_string(flags->microbatches), "must be at least 1");
+    require(flags->p_blocking_w >= 0, "command line", "--p-blocking",
+            format_number(flags->p_blocking_w), "must be a power in watts >= 0");
+    require(flags->unit_time_ms > 0, "command line", "--unit-time-ms",
+            format_number(flags->unit_time_ms), "must be a positive number of milliseconds");
+    Solved s;
+    s.profile = frontier::read_stage_profile(flags->profile);
+    s.problem =
+        frontier::pipeline_problem(s.profile, flags->microbatches, Watts(flags->p_blocking_w));
+    s.result = frontier::solve_pipeline(s.problem, {milliseconds(flags->unit_time_ms)});
+    std::cerr << s.result.summary.to_string() << "\n";
+    s.points.assign(s.result.frontier.points().rbegin(), s.result.frontier.points().rend());
+    if (flags->plan) {
+      std::vector<std::uint32_t> indices;
+      for (const auto& p : s.points) indices.push_back(p.first);
+      s.plans = s.result.assignments(indices);
+    }
+    std::cout << (flags->json ? to_json(*flags, s).dump(2) + "\n" : format_report(*flags, s));
+  });
+}
+
+}  // namespace kareus::cli
