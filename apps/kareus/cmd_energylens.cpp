@@ -291,7 +291,8 @@ void add_discover(CLI::App& parent) {
   auto scale_by = std::make_shared<std::string>("model,gpu");
   cmd->add_option("--data", *data, "canonical CSV")->required();
   cmd->add_option("--population", opts->population, "individuals per generation");
-  cmd->add_option("--generations", opts->generations, "generations");
+  cmd->add_option("--generations", opts->generations, "generations per island");
+  cmd->add_option("--islands", opts->islands, "independent populations");
   cmd->add_option("--max-complexity", opts->max_complexity, "largest tree, in nodes");
   cmd->add_option("--parsimony", opts->parsimony, "loss penalty per node");
   cmd->add_option("--seed", opts->seed, "random seed");

@@ -154,20 +154,22 @@ std::string print(const std::vector<ExprNode>& nodes, std::size_t& pos) {
     default:
       break;
   }
+  const bool a_is_leaf = arity(nodes[pos].op) < 2;
   const std::string a = print(nodes, pos);
-  const bool b_is_leaf = arity(nodes[pos].op) == 0;
+  const bool b_is_leaf = arity(nodes[pos].op) < 2;
   const std::string b = print(nodes, pos);
+  auto wrap = [](bool leaf, const std::string& t) { return leaf ? t : "(" + t + ")"; };
   switch (n.op) {
     case Op::add:
-      return "(" + a + " + " + b + ")";
+      return a + " + " + b;
     case Op::sub:
-      return "(" + a + " - " + b + ")";
+      return a + " - " + wrap(b_is_leaf, b);
     case Op::mul:
-      return a + " * " + b;
+      return wrap(a_is_leaf, a) + " * " + wrap(b_is_leaf, b);
     case Op::div:
-      return a + " / " + (b_is_leaf ? b : "(" + b + ")");
+      return wrap(a_is_leaf, a) + " / " + wrap(b_is_leaf, b);
     case Op::pow:
-      return a + "^" + b;
+      return wrap(a_is_leaf, a) + "^" + wrap(b_is_leaf, b);
     default:
       return "?";
   }
@@ -318,6 +320,8 @@ double expression_loss(const Expression& e, const std::vector<Sample>& rows,
 DiscoverResult discover(const Dataset& dataset, const DiscoverOptions& options) {
   if (options.population < 10)
     throw Error::invalid("", "--population", std::to_string(options.population), "must be >= 10");
+  if (options.islands < 1)
+    throw Error::invalid("", "--islands", std::to_string(options.islands), "must be >= 1");
   if (options.max_complexity < 3)
     throw Error::invalid("", "--max-complexity", std::to_string(options.max_complexity),
                          "must be >= 3");
@@ -345,11 +349,7 @@ DiscoverResult discover(const Dataset& dataset, const DiscoverOptions& options) 
     if (ind.loss < best.loss) best = ind;
   };
 
-  std::vector<Individual> pop(options.population);
-  for (std::size_t i = 0; i < pop.size(); ++i) {
-    pop[i].e = gen.random(2 + static_cast<int>(i % 3));
-    score(pop[i]);
-  }
+  std::vector<Individual> pop;
   auto tournament = [&]() -> const Individual& {
     const Individual* best = nullptr;
     for (int t = 0; t < 5; ++t) {
@@ -362,54 +362,64 @@ DiscoverResult discover(const Dataset& dataset, const DiscoverOptions& options) 
     return static_cast<std::size_t>(rng.integer(0, long(e.nodes.size()) - 1));
   };
 
-  Progress progress("energylens discover", static_cast<std::size_t>(options.generations),
+  // Independent populations (islands) sharing one archive: a single GP run often stalls in a
+  // local structure, and restarting is cheaper than tuning diversity operators.
+  Progress progress("energylens discover",
+                    static_cast<std::size_t>(options.generations * options.islands),
                     options.progress);
-  for (int g = 0; g < options.generations; ++g) {
-    std::sort(pop.begin(), pop.end(),
-              [](const Individual& a, const Individual& b) { return a.fitness < b.fitness; });
-    // Structure search alone tunes constants poorly; polish the leaders' constants each
-    // generation so that good shapes are not lost to bad coefficients.
-    for (std::size_t i = 0; i < std::min<std::size_t>(5, pop.size()); ++i) {
-      refit_constants(pop[i].e, data, 30);
+  for (int island = 0; island < options.islands; ++island) {
+    pop.assign(options.population, Individual{});
+    for (std::size_t i = 0; i < pop.size(); ++i) {
+      pop[i].e = gen.random(2 + static_cast<int>(i % 3));
       score(pop[i]);
     }
-    std::vector<Individual> next(pop.begin(), pop.begin() + 2);  // elitism
-    while (next.size() < pop.size()) {
-      Individual child;
-      child.e = tournament().e;
-      const double r = rng.uniform();
-      const std::size_t at = random_point(child.e);
-      const std::size_t end = subtree_end(child.e.nodes, at);
-      std::vector<ExprNode> insert;
-      if (r < 0.7) {
-        const Expression& donor = tournament().e;
-        const std::size_t from = random_point(donor);
-        insert.assign(donor.nodes.begin() + long(from),
-                      donor.nodes.begin() + long(subtree_end(donor.nodes, from)));
-      } else if (r < 0.85) {
-        insert = gen.random(static_cast<int>(rng.integer(1, 3))).nodes;
-      } else {
-        ExprNode n = child.e.nodes[at];
-        if (n.op == Op::constant)
-          n.value *= rng.normal(1.0, 0.3);
-        else if (arity(n.op) == 0)
-          n = gen.leaf();
-        else if (arity(n.op) == 2)
-          do n.op = gen.function().op;
-          while (arity(n.op) != 2);
-        child.e.nodes[at] = n;
+    for (int g = 0; g < options.generations; ++g) {
+      std::sort(pop.begin(), pop.end(),
+                [](const Individual& a, const Individual& b) { return a.fitness < b.fitness; });
+      // Structure search alone tunes constants poorly; polish the leaders' constants each
+      // generation so that good shapes are not lost to bad coefficients.
+      for (std::size_t i = 0; i < std::min<std::size_t>(5, pop.size()); ++i) {
+        refit_constants(pop[i].e, data, 30);
+        score(pop[i]);
       }
-      if (!insert.empty()) {
-        std::vector<ExprNode> nodes(child.e.nodes.begin(), child.e.nodes.begin() + long(at));
-        nodes.insert(nodes.end(), insert.begin(), insert.end());
-        nodes.insert(nodes.end(), child.e.nodes.begin() + long(end), child.e.nodes.end());
-        if (nodes.size() <= options.max_complexity) child.e.nodes = std::move(nodes);
+      std::vector<Individual> next(pop.begin(), pop.begin() + 2);  // elitism
+      while (next.size() < pop.size()) {
+        Individual child;
+        child.e = tournament().e;
+        const double r = rng.uniform();
+        const std::size_t at = random_point(child.e);
+        const std::size_t end = subtree_end(child.e.nodes, at);
+        std::vector<ExprNode> insert;
+        if (r < 0.7) {
+          const Expression& donor = tournament().e;
+          const std::size_t from = random_point(donor);
+          insert.assign(donor.nodes.begin() + long(from),
+                        donor.nodes.begin() + long(subtree_end(donor.nodes, from)));
+        } else if (r < 0.85) {
+          insert = gen.random(static_cast<int>(rng.integer(1, 3))).nodes;
+        } else {
+          ExprNode n = child.e.nodes[at];
+          if (n.op == Op::constant)
+            n.value *= rng.normal(1.0, 0.3);
+          else if (arity(n.op) == 0)
+            n = gen.leaf();
+          else if (arity(n.op) == 2)
+            do n.op = gen.function().op;
+            while (arity(n.op) != 2);
+          child.e.nodes[at] = n;
+        }
+        if (!insert.empty()) {
+          std::vector<ExprNode> nodes(child.e.nodes.begin(), child.e.nodes.begin() + long(at));
+          nodes.insert(nodes.end(), insert.begin(), insert.end());
+          nodes.insert(nodes.end(), child.e.nodes.begin() + long(end), child.e.nodes.end());
+          if (nodes.size() <= options.max_complexity) child.e.nodes = std::move(nodes);
+        }
+        score(child);
+        next.push_back(std::move(child));
       }
-      score(child);
-      next.push_back(std::move(child));
+      pop = std::move(next);
+      progress.update(static_cast<std::size_t>(island * options.generations + g + 1));
     }
-    pop = std::move(next);
-    progress.update(static_cast<std::size_t>(g + 1));
   }
   progress.finish();
 
@@ -421,7 +431,8 @@ DiscoverResult discover(const Dataset& dataset, const DiscoverOptions& options) 
     m.expression = ind.e;
     m.loss = data.loss(ind.e, &m.scale);
     m.complexity = complexity;
-    if (m.loss < best_loss) {
+    // A larger tree enters the front only when it lowers the loss noticeably.
+    if (m.loss < best_loss * (1.0 - 1e-6)) {
       best_loss = m.loss;
       result.front.push_back(std::move(m));
     }

@@ -35,8 +35,9 @@ struct Expression {
 };
 
 struct DiscoverOptions {
-  std::size_t population = 300;
-  int generations = 40;
+  std::size_t population = 500;
+  int generations = 100;
+  int islands = 4;  // independent populations sharing one Pareto archive
   std::size_t max_complexity = 25;
   double parsimony = 1e-4;  // added to the loss per node when selecting parents
   std::uint64_t seed = 1;

@@ -1,0 +1,99 @@
+#include "kareus/energylens/dataset.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "kareus/core/error.hpp"
+
+namespace kareus::energylens {
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_dataset(text, "bad.csv");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const std::string kHeader = "scenario,tp,pp,batch,output_tokens,energy_j\n";
+
+TEST(EnergyLensDataset, ReadsRequiredAndOptionalColumns) {
+  const Dataset d = parse_dataset(
+      "scenario,tp,pp,dp,batch,output_tokens,input_tokens,energy_j,model,gpu,time_s,power_w\n"
+      "s1,2,1,1,64,200,100,55.5,m,A100,1.5,300\n"
+      "s1,4,1,,128,210,100,50,m,A100,2.0,\n",
+      "ok.csv");
+  ASSERT_EQ(d.samples.size(), 2u);
+  EXPECT_TRUE(d.has_input_tokens);
+  EXPECT_TRUE(d.has_time);
+  EXPECT_EQ(d.samples[0].tp, 2.0);
+  EXPECT_EQ(d.samples[1].dp, 1.0);
+  EXPECT_EQ(d.samples[1].line, 3u);
+  EXPECT_FALSE(d.samples[1].power.has_value());
+  EXPECT_DOUBLE_EQ(d.energy_j(0), 55.5);
+  // Written and read back, the rows are the same.
+  const Dataset back = parse_dataset(dataset_to_csv(d), "back.csv");
+  ASSERT_EQ(back.samples.size(), 2u);
+  EXPECT_DOUBLE_EQ(back.samples[1].batch, 128.0);
+  EXPECT_DOUBLE_EQ(*back.samples[0].input_tokens, 100.0);
+}
+
+TEST(EnergyLensDataset, RejectsMissingColumnNamingIt) {
+  const std::string e = error_of("scenario,tp,pp,batch,energy_j\ns,1,1,8,3\n");
+  EXPECT_NE(e.find("bad.csv"), std::string::npos) << e;
+  EXPECT_NE(e.find("output_tokens"), std::string::npos) << e;
+}
+
+TEST(EnergyLensDataset, RejectsNonPositiveValuesWithLineAndColumn) {
+  const std::string e = error_of(kHeader + "s,1,1,8,100,10\ns,1,1,8,100,-3\n");
+  EXPECT_NE(e.find("bad.csv:3"), std::string::npos) << e;
+  EXPECT_NE(e.find("energy_j"), std::string::npos) << e;
+  EXPECT_NE(e.find("positive"), std::string::npos) << e;
+  const std::string zero_batch = error_of(kHeader + "s,1,1,0,100,10\n");
+  EXPECT_NE(zero_batch.find("bad.csv:2"), std::string::npos) << zero_batch;
+  EXPECT_NE(zero_batch.find("batch"), std::string::npos) << zero_batch;
+}
+
+TEST(EnergyLensDataset, RejectsMissingRequiredValue) {
+  const std::string e = error_of(kHeader + "s,1,,8,100,10\n");
+  EXPECT_NE(e.find("bad.csv:2"), std::string::npos) << e;
+  EXPECT_NE(e.find("'pp'"), std::string::npos) << e;
+  const std::string scen = error_of(kHeader + ",1,1,8,100,10\n");
+  EXPECT_NE(scen.find("scenario"), std::string::npos) << scen;
+}
+
+TEST(EnergyLensDataset, RejectsFractionalParallelismAndText) {
+  EXPECT_NE(error_of(kHeader + "s,1.5,1,8,100,10\n").find("'tp'"), std::string::npos);
+  EXPECT_NE(error_of(kHeader + "s,1,1,8,many,10\n").find("output_tokens"), std::string::npos);
+}
+
+TEST(EnergyLensDataset, RejectsInputTokensOnSomeRowsOnly) {
+  const std::string e = error_of(
+      "scenario,tp,pp,batch,output_tokens,input_tokens,energy_j\n"
+      "s,1,1,8,100,50,10\n"
+      "s,1,1,16,100,,9\n");
+  EXPECT_NE(e.find("bad.csv:3"), std::string::npos) << e;
+  EXPECT_NE(e.find("input_tokens"), std::string::npos) << e;
+}
+
+TEST(EnergyLensDataset, RejectsEmptyFileAndAllowsCandidatesWithoutEnergy) {
+  EXPECT_NE(error_of(kHeader).find("no data rows"), std::string::npos);
+  const Dataset c = parse_dataset("scenario,tp,pp,batch,output_tokens\ns,1,1,8,100\n", "c.csv",
+                                  EnergyColumn::optional);
+  EXPECT_FALSE(c.samples[0].energy.has_value());
+}
+
+TEST(EnergyLensDataset, ReportsFileThatCannotBeOpened) {
+  try {
+    read_dataset("/nonexistent/energy.csv");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/energy.csv"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace kareus::energylens

@@ -1,0 +1,56 @@
+#include "kareus/energylens/metrics.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace kareus::energylens {
+namespace {
+
+Sample row(const std::string& scenario, double energy) {
+  Sample s;
+  s.scenario = scenario;
+  s.energy = Joules(energy);
+  return s;
+}
+
+TEST(EnergyLensMetrics, MapeIsMeanAbsoluteRelativeErrorInPercent) {
+  EXPECT_DOUBLE_EQ(mape_percent({100.0, 200.0}, {110.0, 150.0}), 17.5);
+}
+
+TEST(EnergyLensMetrics, Top1AndPairwiseOnHandMadeScenarios) {
+  // Scenario A: measured 10 < 20 < 30, prediction ranks 20 first: Top-1 miss, 2 of 3 pairs.
+  // Scenario B: measured 5 < 7, prediction right: Top-1 hit, 1 of 1 pair.
+  // Scenario C: a single row, so it counts for neither measure.
+  const std::vector<Sample> s = {row("A", 10), row("A", 20), row("A", 30),
+                                 row("B", 5),  row("B", 7),  row("C", 1)};
+  const std::vector<std::size_t> rows = {0, 1, 2, 3, 4, 5};
+  const SelectionScore score = selection_score(s, rows, {2.0, 1.0, 3.0, 0.1, 0.2, 9.0});
+  EXPECT_EQ(score.scenarios, 2u);
+  EXPECT_DOUBLE_EQ(score.top1, 0.5);
+  EXPECT_EQ(score.pairs, 4u);
+  EXPECT_DOUBLE_EQ(score.pairwise, 3.0 / 4.0);
+}
+
+TEST(EnergyLensMetrics, TiesAreDocumentedHalves) {
+  // A predicted tie between the best and another row: Top-1 credit 1/2, that pair 1/2.
+  // A measured tie (rows 2 and 3): the pair is skipped.
+  const std::vector<Sample> s = {row("A", 1), row("A", 2), row("A", 3), row("A", 3)};
+  const SelectionScore score = selection_score(s, {0, 1, 2, 3}, {1.0, 1.0, 2.0, 3.0});
+  EXPECT_DOUBLE_EQ(score.top1, 0.5);
+  EXPECT_EQ(score.pairs, 5u);
+  EXPECT_DOUBLE_EQ(score.pairwise, 4.5 / 5.0);
+}
+
+TEST(EnergyLensMetrics, OnlyTheListedRowsCount) {
+  const std::vector<Sample> s = {row("A", 1), row("A", 2), row("A", 3)};
+  const SelectionScore score = selection_score(s, {1, 2}, {5.0, 4.0});
+  EXPECT_DOUBLE_EQ(score.top1, 0.0);
+  EXPECT_DOUBLE_EQ(score.pairwise, 0.0);
+  const SelectionScore none = selection_score(s, {1}, {5.0});
+  EXPECT_TRUE(std::isnan(none.top1));
+  EXPECT_TRUE(std::isnan(none.pairwise));
+}
+
+}  // namespace
+}  // namespace kareus::energylens
