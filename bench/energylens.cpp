@@ -70,7 +70,8 @@ int main() {
   summary.add_row({"paper", "random forest", "49.0", "-", "-"});
   std::string details;
   for (const Source& s : sources) {
-    const el::ImportResult imported = el::import_dataset(s.format, dir / s.path);
+    el::ImportResult imported = el::import_dataset(s.format, dir / s.path);
+    imported.data.source = "data/energylens/" + s.path;
     el::EvaluateOptions o;
     o.progress = false;
     const el::EvaluationReport r = el::evaluate(imported.data, o);
