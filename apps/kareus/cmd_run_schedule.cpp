@@ -1,0 +1,215 @@
+// kareus run-schedule: shows (--dry-run) or plays one iteration of a planner schedule's
+// per-instruction SM clocks on a GPU, through NVML or kareusd, with measured time and energy.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "commands.hpp"
+#include "kareus/core/error.hpp"
+#include "kareus/core/json.hpp"
+#include "kareus/core/table.hpp"
+#include "kareus/nvml/nvml.hpp"
+#include "kareus/runtime/daemon_client.hpp"
+#include "kareus/runtime/energy_monitor.hpp"
+#include "kareus/runtime/frequency_controller.hpp"
+
+namespace kareus::cli {
+namespace {
+
+struct RunScheduleFlags {
+  std::string schedule;
+  bool dry_run = false;
+  int stage = -1;
+  unsigned gpu = 0;
+  double hold_ms = 100;
+  std::string daemon;
+  bool json = false;
+};
+
+// One instruction as the controller treats it: `change` when its clock differs from the one
+// before it on the same stage (the controller skips the NVML call otherwise).
+struct Step {
+  int stage;
+  std::size_t index;
+  const runtime::ScheduleInstruction* instruction;
+  bool change;
+  double observed_mhz = 0;  // SM clock read back after applying (played runs only)
+};
+
+std::vector<Step> steps_of(const runtime::Schedule& s, int only_stage) {
+  std::vector<Step> out;
+  for (const auto& stage : s.stages) {
+    if (only_stage >= 0 && stage.stage != only_stage) continue;
+    for (std::size_t i = 0; i < stage.instructions.size(); ++i) {
+      const bool change = i == 0 || stage.instructions[i - 1].clock != stage.instructions[i].clock;
+      out.push_back({stage.stage, i, &stage.instructions[i], change});
+    }
+  }
+  return out;
+}
+
+std::string launches(const std::map<std::string, runtime::PartitionLaunch>& partitions) {
+  std::string out;
+  for (const auto& [key, p] : partitions) {
+    out += fmt::format("{}{}@{}/{}", out.empty() ? "" : " ", key, p.slot, p.sms);
+  }
+  return out;
+}
+
+Json launches_json(const std::map<std::string, runtime::PartitionLaunch>& partitions) {
+  Json out = Json::object();
+  for (const auto& [key, p] : partitions) out[key] = {{"slot", p.slot}, {"sms", p.sms}};
+  return out;
+}
+
+struct Played {
+  runtime::EnergyMeasurement measurement;
+  runtime::ControllerStats stats;
+};
+
+void play(const RunScheduleFlags& f, const runtime::Schedule& s, std::vector<Step>& steps,
+          Played& out) {
+  auto nvml = std::make_shared<const nvml::Nvml>();
+  std::unique_ptr<runtime::ClockBackend> backend;
+  if (f.daemon.empty()) {
+    backend = std::make_unique<runtime::NvmlClockBackend>(nvml, f.gpu);
+  } else {
+    auto client = std::make_shared<runtime::DaemonClient>(f.daemon);
+    backend = std::make_unique<runtime::DaemonClockBackend>(client, f.gpu);
+  }
+  runtime::FrequencyController controller(s, f.stage, std::move(backend));
+  runtime::EnergyMonitor monitor(nvml, {f.gpu});
+  monitor.begin_window("run-schedule");
+  for (Step& step : steps) {
+    controller.on_instruction_begin(step.stage, step.instruction->microbatch,
+                                    step.instruction->direction);
+    controller.wait_until_applied();
+    step.observed_mhz = nvml->sm_clock(f.gpu).value();
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(f.hold_ms));
+  }
+  controller.on_step_end();
+  out.measurement = monitor.end_window("run-schedule");
+  out.stats = controller.stats();
+}
+
+std::string format_report(const RunScheduleFlags& f, const runtime::Schedule& s,
+                          const std::vector<Step>& steps, const Played* played) {
+  std::string out =
+      fmt::format("{} schedule for {} ({} stages), {}\n\n", s.method, s.gpu, s.stages.size(),
+                  played ? fmt::format("played on GPU {} holding each instruction "
+                                       "{:g} ms",
+                                       f.gpu, f.hold_ms)
+                         : std::string("dry run: nothing applied"));
+  std::vector<std::string> header = {"stage",  "#",         "instruction",          "clock (MHz)",
+                                     "action", "execution", "partitions (slot/SMs)"};
+  if (played) header.insert(header.begin() + 5, "observed (MHz)");
+  TextTable table(header);
+  for (const Step& st : steps) {
+    const auto& in = *st.instruction;
+    std::string parts = launches(in.partitions);
+    if (!in.recompute_partitions.empty())
+      parts += "; recompute " + launches(in.recompute_partitions);
+    std::vector<std::string> row = {
+        std::to_string(st.stage),
+        std::to_string(st.index),
+        fmt::format("{}{}", in.direction == "forward" ? "F" : "B", in.microbatch),
+        fmt::format("{:g}", in.clock.value()),
+        st.change ? "set" : "keep",
+        in.execution,
+        parts};
+    if (played) row.insert(row.begin() + 5, fmt::format("{:g}", st.observed_mhz));
+    table.add_row(std::move(row));
+  }
+  out += table.render();
+  if (played) {
+    out += fmt::format("\n{} clock changes, {} skipped; {:.3f} s, {:.2f} J on GPU {}\n",
+                       played->stats.clock_changes, played->stats.skipped,
+                       played->measurement.time.value(), played->measurement.total_energy.value(),
+                       f.gpu);
+  }
+  return out;
+}
+
+Json report_json(const RunScheduleFlags& f, const runtime::Schedule& s,
+                 const std::vector<Step>& steps, const Played* played) {
+  Json instructions = Json::array();
+  for (const Step& st : steps) {
+    const auto& in = *st.instruction;
+    Json j = {{"stage", st.stage},
+              {"index", st.index},
+              {"microbatch", in.microbatch},
+              {"direction", in.direction},
+              {"clock_mhz", in.clock.value()},
+              {"change", st.change},
+              {"execution", in.execution},
+              {"partitions", launches_json(in.partitions)},
+              {"recompute_partitions", launches_json(in.recompute_partitions)}};
+    if (played) j["observed_clock_mhz"] = st.observed_mhz;
+    instructions.push_back(std::move(j));
+  }
+  Json doc = {{"schedule", f.schedule},
+              {"method", s.method},
+              {"gpu", s.gpu},
+              {"dry_run", played == nullptr},
+              {"instructions", std::move(instructions)}};
+  if (played) {
+    doc["played"] = {{"gpu", f.gpu},
+                     {"hold_s", f.hold_ms * 1e-3},
+                     {"clock_changes", played->stats.clock_changes},
+                     {"skipped", played->stats.skipped},
+                     {"time_s", played->measurement.time.value()},
+                     {"energy_j", played->measurement.total_energy.value()}};
+  }
+  return doc;
+}
+
+void run(const RunScheduleFlags& f) {
+  const runtime::Schedule s = runtime::load_schedule(f.schedule);
+  if (f.stage >= static_cast<int>(s.stages.size())) {
+    throw Error::invalid("run-schedule", "--stage", std::to_string(f.stage),
+                         fmt::format("the schedule has stages 0..{}", s.stages.size() - 1));
+  }
+  RunScheduleFlags flags = f;
+  if (!f.dry_run && flags.stage < 0) {
+    require(s.stages.size() == 1, "run-schedule", "--stage", "(unset)",
+            "choose the stage to play on this GPU (the schedule has several)");
+    flags.stage = 0;
+  }
+  require(flags.hold_ms >= 0, "run-schedule", "--hold-ms", format_number(flags.hold_ms),
+          "must be >= 0");
+  std::vector<Step> steps = steps_of(s, flags.stage);
+  Played played;
+  if (!f.dry_run) play(flags, s, steps, played);
+  const Played* result = f.dry_run ? nullptr : &played;
+  const std::string text = f.json ? report_json(flags, s, steps, result).dump(2) + "\n"
+                                  : format_report(flags, s, steps, result);
+  std::cout << text;
+}
+
+}  // namespace
+
+void register_run_schedule_command(CLI::App& app) {
+  auto flags = std::make_shared<RunScheduleFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "run-schedule",
+      "Show (--dry-run) or play one iteration of a schedule's per-instruction SM clocks");
+  cmd->add_option("--schedule", flags->schedule, "Schedule JSON from kareus plan")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--dry-run", flags->dry_run, "Print what would be applied; touch no GPU");
+  cmd->add_option("--stage", flags->stage,
+                  "Pipeline stage to show or play (default: all for --dry-run)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--gpu", flags->gpu, "NVML index of the GPU to play on")->capture_default_str();
+  cmd->add_option("--hold-ms", flags->hold_ms, "How long each instruction holds its clock")
+      ->capture_default_str();
+  cmd->add_option("--daemon", flags->daemon,
+                  "Change clocks through kareusd at this socket instead of NVML directly")
+      ->envname("KAREUSD_SOCKET");
+  cmd->add_flag("--json", flags->json, "One JSON document on stdout");
+  cmd->callback([flags] { run(*flags); });
+}
+
+}  // namespace kareus::cli
