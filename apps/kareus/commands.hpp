@@ -13,6 +13,7 @@ void register_gpus_command(CLI::App& app);
 void register_models_command(CLI::App& app);
 void register_simulate_command(CLI::App& app);
 void register_pipeline_solve_command(CLI::App& app);
+void register_run_schedule_command(CLI::App& app);
 
 
 }  // namespace kareus::cli

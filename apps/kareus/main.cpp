@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   kareus::cli::register_energylens_command(app);
   kareus::cli::register_kernel_dvfs_command(app);
   kareus::cli::register_pipeline_solve_command(app);
+  kareus::cli::register_run_schedule_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
