@@ -122,11 +122,20 @@ Joules Nvml::total_energy(unsigned gpu) const {
   return Joules(static_cast<double>(millijoules) * 1e-3);
 }
 
-Watts Nvml::power(unsigned gpu) const {
+namespace {
+
+// NVML reports power in milliwatts through one out-parameter.
+Watts read_milliwatts(const Nvml::Api& api, unsigned gpu, std::string_view name,
+                      nvmlReturn_t (*call)(nvmlDevice_t, unsigned*)) {
   unsigned milliwatts = 0;
-  check(*api_, api_->nvmlDeviceGetPowerUsage(device(*api_, gpu), &milliwatts),
-        fmt::format("nvmlDeviceGetPowerUsage(gpu {})", gpu));
+  check(api, call(device(api, gpu), &milliwatts), fmt::format("{}(gpu {})", name, gpu));
   return Watts(milliwatts * 1e-3);
+}
+
+}  // namespace
+
+Watts Nvml::power(unsigned gpu) const {
+  return read_milliwatts(*api_, gpu, "nvmlDeviceGetPowerUsage", api_->nvmlDeviceGetPowerUsage);
 }
 
 MHz Nvml::sm_clock(unsigned gpu) const {
@@ -191,10 +200,8 @@ void Nvml::reset_locked_sm_clocks(unsigned gpu) const {
 }
 
 Watts Nvml::power_limit(unsigned gpu) const {
-  unsigned milliwatts = 0;
-  check(*api_, api_->nvmlDeviceGetPowerManagementLimit(device(*api_, gpu), &milliwatts),
-        fmt::format("nvmlDeviceGetPowerManagementLimit(gpu {})", gpu));
-  return Watts(milliwatts * 1e-3);
+  return read_milliwatts(*api_, gpu, "nvmlDeviceGetPowerManagementLimit",
+                         api_->nvmlDeviceGetPowerManagementLimit);
 }
 
 PowerLimitRange Nvml::power_limit_constraints(unsigned gpu) const {

@@ -6,22 +6,16 @@
 #include <functional>
 #include <thread>
 
+#include "error_of.hpp"
 #include "fake_nvml/fake_nvml_fixture.hpp"
 
 namespace kareus::nvml {
 namespace {
 
+using kareus::testing::error_of;
+
 using kareus::testing::FakeNvml;
 using kareus::testing::two_gpu_script;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 int code_of(const std::function<void()>& f) {
   try {

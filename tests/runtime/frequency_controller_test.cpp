@@ -6,10 +6,13 @@
 #include <stdexcept>
 
 #include "child_process.hpp"
+#include "error_of.hpp"
 #include "fake_nvml/fake_nvml_fixture.hpp"
 
 namespace kareus::runtime {
 namespace {
+
+using kareus::testing::error_of;
 
 using kareus::testing::ChildProcess;
 using kareus::testing::FakeNvml;
@@ -17,15 +20,6 @@ using kareus::testing::two_gpu_script;
 using Lines = std::vector<std::string>;
 
 const std::string kFixture = std::string(KAREUS_TEST_DATA_DIR) + "/runtime/two_stages.json";
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 std::unique_ptr<FrequencyController> controller_for(int stage, const Schedule& schedule) {
   auto nvml = std::make_shared<const nvml::Nvml>();
@@ -178,27 +172,25 @@ class ControllerChild : public ::testing::Test {
     EXPECT_EQ(child->read_line(), "ready");
     return child;
   }
+  void expect_restored_then_killed(int signo) {
+    auto child = start("signal");
+    child->signal(signo);
+    const int status = child->wait();
+    ASSERT_TRUE(WIFSIGNALED(status));
+    EXPECT_EQ(WTERMSIG(status), signo);
+    EXPECT_EQ(fake_.log(), kLockedThenReset);
+  }
   const Lines kLockedThenReset = {"nvmlDeviceSetGpuLockedClocks 0 930 930",
                                   "nvmlDeviceResetGpuLockedClocks 0"};
   FakeNvml fake_;
 };
 
 TEST_F(ControllerChild, SigtermRestoresThenTerminates) {
-  auto child = start("signal");
-  child->signal(SIGTERM);
-  const int status = child->wait();
-  ASSERT_TRUE(WIFSIGNALED(status));
-  EXPECT_EQ(WTERMSIG(status), SIGTERM);
-  EXPECT_EQ(fake_.log(), kLockedThenReset);
+  expect_restored_then_killed(SIGTERM);
 }
 
 TEST_F(ControllerChild, SigintRestoresThenTerminates) {
-  auto child = start("signal");
-  child->signal(SIGINT);
-  const int status = child->wait();
-  ASSERT_TRUE(WIFSIGNALED(status));
-  EXPECT_EQ(WTERMSIG(status), SIGINT);
-  EXPECT_EQ(fake_.log(), kLockedThenReset);
+  expect_restored_then_killed(SIGINT);
 }
 
 TEST_F(ControllerChild, SignalReachesTheProgramsOwnHandlerAfterRestore) {

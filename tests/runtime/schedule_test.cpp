@@ -4,21 +4,15 @@
 
 #include <functional>
 
+#include "error_of.hpp"
 #include "kareus/core/error.hpp"
 
 namespace kareus::runtime {
 namespace {
 
-const std::string kFixture = std::string(KAREUS_TEST_DATA_DIR) + "/runtime/two_stages.json";
+using kareus::testing::error_of;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+const std::string kFixture = std::string(KAREUS_TEST_DATA_DIR) + "/runtime/two_stages.json";
 
 // The fixture with one edit applied, parsed under the name "s.json".
 std::string error_after(const std::function<void(Json&)>& edit) {
