@@ -1,0 +1,221 @@
+// kareus plan: the main job. Iteration time-energy frontiers of the four methods side by side,
+// a schedule chosen by the user's constraint, and the files the runtime needs.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "kareus/core/error.hpp"
+#include "kareus/core/table.hpp"
+#include "kareus/planner/artifact_export.hpp"
+#include "kareus/planner/planner.hpp"
+#include "workload_flags.hpp"
+
+namespace kareus::cli {
+namespace {
+
+struct PlanFlags {
+  WorkloadFlags workload;
+  std::string methods = "megatron,perseus,nanobatch-perseus,kareus";
+  std::string strategy = "kareus";
+  std::uint64_t seed = 0;
+  std::string db;
+  double noise = 0;
+  double deadline = 0;
+  double energy_budget = 0;
+  bool max_throughput = false;
+  std::string out;
+  std::string export_artifact;
+  double unit_time_ms = 1.0;
+  bool json = false;
+  bool quiet = false;
+};
+
+std::vector<planner::Method> parse_methods(const std::string& text) {
+  std::vector<planner::Method> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    out.push_back(planner::parse_method(item));
+  }
+  if (out.empty())
+    throw Error::invalid("command line", "--methods", text, "give at least one method");
+  return out;
+}
+
+std::string pct(const std::optional<double>& v) {
+  return v ? fmt::format("{:+.1f}%", 100 * *v) : "-";
+}
+
+Json point_json(const planner::IterationPoint& p) {
+  return {{"time_s", p.time.value()},
+          {"energy_j", p.energy.value()},
+          {"dynamic_energy_j", p.dynamic_energy.value()},
+          {"plan", p.plan}};
+}
+
+Json metrics_json(const planner::Metrics& m) {
+  auto opt = [](const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); };
+  return {{"max_throughput_time_reduction", opt(m.max_throughput_time_reduction)},
+          {"max_throughput_energy_reduction", opt(m.max_throughput_energy_reduction)},
+          {"iso_time_energy_reduction", opt(m.iso_time_energy_reduction)},
+          {"iso_energy_time_reduction", opt(m.iso_energy_time_reduction)}};
+}
+
+// The method whose schedule is exported: kareus when planned, else the last one asked for.
+planner::Method primary(const std::vector<planner::Method>& methods) {
+  for (auto m : methods)
+    if (m == planner::Method::kKareus) return m;
+  return methods.back();
+}
+
+std::string frontier_csv(const planner::MethodResult& m) {
+  std::string csv = "time_s,energy_j,dynamic_energy_j,plan\n";
+  for (const auto& p : m.frontier)
+    csv += fmt::format("{:.6f},{:.3f},{:.3f},{}\n", p.time.value(), p.energy.value(),
+                       p.dynamic_energy.value(), p.plan);
+  return csv;
+}
+
+}  // namespace
+
+void register_plan_command(CLI::App& app) {
+  auto f = std::make_shared<PlanFlags>();
+  auto* cmd = app.add_subcommand(
+      "plan", "Plan a training job: frontiers of megatron, perseus, nanobatch-perseus, kareus");
+  f->workload.add_to(*cmd);
+  cmd->add_option("--methods", f->methods,
+                  "Comma-separated: megatron, perseus, nanobatch-perseus, kareus, "
+                  "kareus-exhaustive")
+      ->capture_default_str();
+  cmd->add_option("--strategy", f->strategy, "Partition search for kareus: kareus or paper")
+      ->capture_default_str();
+  cmd->add_option("--seed", f->seed, "Seed of every random choice")->capture_default_str();
+  cmd->add_option("--db", f->db, "Measurement store (default ~/.cache/kareus/measurements.sqlite)");
+  cmd->add_option("--noise", f->noise, "Relative measurement noise of the emulator (e.g. 0.03)");
+  auto* deadline = cmd->add_option("--deadline", f->deadline,
+                                   "Select the least-energy plan within this iteration time (s)");
+  auto* budget = cmd->add_option("--energy-budget", f->energy_budget,
+                                 "Select the fastest plan within this energy per iteration (J)");
+  auto* fastest =
+      cmd->add_flag("--max-throughput", f->max_throughput, "Select the fastest plan (the default)");
+  deadline->excludes(budget)->excludes(fastest);
+  budget->excludes(fastest);
+  cmd->add_option("--out", f->out, "Write frontiers (CSV), schedule.json and summary.json here");
+  cmd->add_option("--export-artifact", f->export_artifact,
+                  "Also write the Kareus artifact's freqs/scheds_pipeline_%05d.py files here");
+  cmd->add_option("--unit-time-ms", f->unit_time_ms, "Pipeline solver time unit (ms)")
+      ->capture_default_str();
+  cmd->add_flag("--json", f->json, "Print summary.json on stdout");
+  cmd->add_flag("--quiet", f->quiet, "No progress on stderr");
+  cmd->callback([f] {
+    const auto w = f->workload.resolve();
+    planner::PlanOptions opt;
+    opt.methods = parse_methods(f->methods);
+    opt.strategy = search::parse_strategy(f->strategy);
+    opt.seed = f->seed;
+    require(f->noise >= 0 && f->noise < 0.5, "command line", "--noise", format_number(f->noise),
+            "must be in [0, 0.5)");
+    opt.noise_sigma = f->noise;
+    require(f->unit_time_ms > 0, "command line", "--unit-time-ms", format_number(f->unit_time_ms),
+            "must be positive");
+    opt.unit_time = milliseconds(f->unit_time_ms);
+    std::unique_ptr<store::Store> db;
+    const bool searches = std::any_of(opt.methods.begin(), opt.methods.end(), [](auto m) {
+      return m == planner::Method::kKareus || m == planner::Method::kKareusExhaustive;
+    });
+    if (searches) {
+      db = std::make_unique<store::Store>(f->db.empty() ? store::Store::default_path()
+                                                        : std::filesystem::path(f->db));
+      opt.store = db.get();
+    }
+    const bool tty = isatty(fileno(stderr)) != 0;
+    if (!f->quiet) {
+      opt.on_progress = [tty](const std::string& line) {
+        std::fputs(tty ? ("\r" + line + "\x1b[K").c_str() : (line + "\n").c_str(), stderr);
+      };
+    }
+    const auto result = planner::plan(w, opt);
+    if (!f->quiet && tty) std::fputs("\n", stderr);
+
+    const planner::Method chosen = primary(opt.methods);
+    const auto& cm = result.methods.at(chosen);
+    const planner::IterationPoint* selected = &planner::select_max_throughput(cm);
+    std::string selection = "max-throughput";
+    if (f->deadline != 0) {
+      selected = &planner::select_by_deadline(cm, Seconds(f->deadline));
+      selection = fmt::format("deadline {:g} s", f->deadline);
+    } else if (f->energy_budget != 0) {
+      selected = &planner::select_by_energy_budget(cm, Joules(f->energy_budget));
+      selection = fmt::format("energy budget {:g} J", f->energy_budget);
+    }
+
+    Json summary{{"workload", w.to_json()}, {"methods", Json::object()}};
+    TextTable table({"method", "fastest s", "energy J", "min-energy s", "energy J", "points",
+                     "time vs megatron", "energy vs megatron", "iso-time energy", "iso-energy time",
+                     "profiling GPU-h"});
+    for (const auto& [m, r] : result.methods) {
+      const auto& mt = result.metrics.at(m);
+      Json frontier = Json::array();
+      for (const auto& p : r.frontier) frontier.push_back(point_json(p));
+      Json ten = Json::array();
+      for (const auto& p : planner::ten_point_frontier(r)) ten.push_back(point_json(p));
+      summary["methods"][planner::to_string(m)] = {{"frontier", frontier},
+                                                   {"ten_point_frontier", ten},
+                                                   {"max_throughput", point_json(r.fastest())},
+                                                   {"min_energy", point_json(r.min_energy())},
+                                                   {"frontier_size", r.frontier.size()},
+                                                   {"measurements", r.measurements},
+                                                   {"measurements_reused", r.measurements_reused},
+                                                   {"profiling_gpu_hours", r.profiling_gpu_hours},
+                                                   {"metrics", metrics_json(mt)}};
+      table.add_row({planner::to_string(m), fmt::format("{:.3f}", r.fastest().time.value()),
+                     fmt::format("{:.0f}", r.fastest().energy.value()),
+                     fmt::format("{:.3f}", r.min_energy().time.value()),
+                     fmt::format("{:.0f}", r.min_energy().energy.value()),
+                     std::to_string(r.frontier.size()), pct(mt.max_throughput_time_reduction),
+                     pct(mt.max_throughput_energy_reduction), pct(mt.iso_time_energy_reduction),
+                     pct(mt.iso_energy_time_reduction),
+                     fmt::format("{:.1f}", r.profiling_gpu_hours)});
+    }
+    summary["metrics"] = metrics_json(result.metrics.at(chosen));
+    summary["selected"] = {{"method", planner::to_string(chosen)},
+                           {"rule", selection},
+                           {"point", point_json(*selected)}};
+    const auto schedule = planner::make_schedule(result, chosen, *selected);
+
+    if (!f->out.empty()) {
+      const std::filesystem::path dir(f->out);
+      for (const auto& [m, r] : result.methods)
+        write_file_atomically(dir / fmt::format("frontier_{}.csv", planner::to_string(m)),
+                              frontier_csv(r));
+      write_file_atomically(dir / "schedule.json", runtime::to_json(schedule));
+      write_file_atomically(dir / "summary.json", summary.dump(2) + "\n");
+    }
+    if (!f->export_artifact.empty()) planner::export_artifact(result, chosen, f->export_artifact);
+
+    if (f->json) {
+      std::cout << summary.dump(2) << "\n";
+      return;
+    }
+    std::string text = fmt::format(
+        "{} on {} x {} (TP{} CP{} PP{} DP{}, {} microbatches of {} x {}); energy is per "
+        "iteration for the whole job; reductions are positive when better\n\n",
+        w.model.name, w.total_gpus(), w.gpu.name, w.parallelism.tp, w.parallelism.cp,
+        w.parallelism.pp, w.parallelism.dp, w.parallelism.microbatches,
+        w.parallelism.microbatch_size, w.parallelism.sequence_length);
+    text += table.render();
+    text += fmt::format("\nselected ({}, {}): {:.3f} s, {:.0f} J per iteration\n",
+                        planner::to_string(chosen), selection, selected->time.value(),
+                        selected->energy.value());
+    if (!f->out.empty())
+      text += fmt::format("wrote frontiers, schedule.json, summary.json to {}\n", f->out);
+    std::cout << text;
+  });
+}
+
+}  // namespace kareus::cli

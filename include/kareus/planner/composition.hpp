@@ -1,0 +1,52 @@
+// Instruction options (Kareus §4.4): for every pipeline instruction type (stage, direction), the
+// Pareto set of (time, dynamic energy) over its execution choices — one SM clock per
+// instruction, and under nanobatch overlap one configuration per partition key.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kareus/executor/instruction.hpp"
+#include "kareus/store/partition_search.hpp"
+#include "kareus/workload/workload.hpp"
+
+namespace kareus::planner {
+
+struct InstructionOption {
+  Seconds time;           // one GPU, one microbatch
+  Joules dynamic_energy;  // one GPU, one microbatch
+  MHz clock;              // locked clock; for the default governor its average clock
+  bool governor = false;  // runs under the default governor instead of a locked clock
+  bool nanobatch = false;
+  emulator::KeyConfigs configs;    // the instruction's own partitions
+  emulator::KeyConfigs recompute;  // the re-run forward of a backward under full recomputation
+};
+
+// Pareto set in (time, dynamic energy), by increasing time.
+using OptionSet = std::vector<InstructionOption>;
+OptionSet pareto_options(std::vector<InstructionOption> options);
+
+// Search results per partition key, as the planner composes them.
+using KeyFrontiers = std::map<std::string, store::PartitionSearchResult>;
+
+// Sequential execution at each clock (Megatron+Perseus).
+OptionSet sequential_options(const workload::Workload& w, const emulator::Emulator& emu, int stage,
+                             workload::Direction d, const std::vector<MHz>& clocks);
+// Nanobatch overlap with library defaults at each clock (Nanobatching+Perseus).
+OptionSet default_nanobatch_options(const workload::Workload& w, const emulator::Emulator& emu,
+                                    int stage, workload::Direction d,
+                                    const std::vector<MHz>& clocks);
+// Kareus: per clock, the Minkowski sum of the keys' measured frontiers at that clock (each
+// scaled by how often the key occurs in the instruction) plus the work no key configures; a
+// clock at which some key has no measurement is skipped, as in the artifact.
+OptionSet composed_options(const workload::Workload& w, const emulator::Emulator& emu, int stage,
+                           workload::Direction d, const std::vector<MHz>& clocks,
+                           const KeyFrontiers& keys);
+
+// How many partitions of each searchable key one instruction runs (recompute keys prefixed
+// with "recompute:"), and the emulated cost of everything else in it at a clock.
+std::map<std::string, int> key_counts(const workload::Workload& w, int stage,
+                                      workload::Direction d);
+
+}  // namespace kareus::planner

@@ -1,0 +1,90 @@
+// Planning a training job: per method, the iteration time-energy frontier over the 1F1B
+// pipeline, from per-instruction options and the Perseus-style pipeline solver; selection of a
+// plan by deadline, energy budget or maximum throughput; the paper's metrics.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kareus/frontier/pipeline_solver.hpp"
+#include "kareus/planner/composition.hpp"
+#include "kareus/runtime/schedule.hpp"
+#include "kareus/search/search.hpp"
+#include "kareus/store/store.hpp"
+
+namespace kareus::planner {
+
+enum class Method { kMegatron, kPerseus, kNanobatchPerseus, kKareus, kKareusExhaustive };
+const char* to_string(Method m);
+Method parse_method(const std::string& name);  // throws kareus::Error listing the methods
+std::vector<Method> default_methods();
+
+struct IterationPoint {
+  Seconds time;            // iteration time
+  Joules energy;           // whole job
+  Joules dynamic_energy;   // whole job
+  std::uint32_t plan = 0;  // solver plan index
+};
+
+struct MethodResult {
+  Method method = Method::kMegatron;
+  // Pareto frontier by increasing time (fastest first).
+  std::vector<IterationPoint> frontier;
+  // What is needed to turn a point back into a schedule.
+  frontier::PipelineProblem problem;
+  frontier::PipelineSolverResult solver;
+  std::vector<OptionSet> option_sets;  // per (stage, direction): index 2 * stage + (backward)
+  std::size_t measurements = 0;        // partition measurements taken + reused
+  std::size_t measurements_reused = 0;
+  double profiling_gpu_hours = 0;  // what the measurements would cost on real GPUs
+
+  const IterationPoint& fastest() const { return frontier.front(); }
+  const IterationPoint& min_energy() const;
+};
+
+struct Metrics {
+  // vs megatron, at each method's fastest point.
+  std::optional<double> max_throughput_time_reduction;
+  std::optional<double> max_throughput_energy_reduction;
+  // vs perseus: deadline = perseus's fastest time, budget = perseus's least energy.
+  std::optional<double> iso_time_energy_reduction;
+  std::optional<double> iso_energy_time_reduction;
+};
+
+struct PlanOptions {
+  std::vector<Method> methods = default_methods();
+  search::Strategy strategy = search::Strategy::kareus;  // for Method::kKareus
+  std::uint64_t seed = 0;
+  store::Store* store = nullptr;
+  double noise_sigma = 0.0;
+  Seconds unit_time = milliseconds(1);
+  // Progress lines ("searching fwd_attn 120/224 ...") for a terminal.
+  std::function<void(const std::string&)> on_progress;
+};
+
+struct PlanResult {
+  workload::Workload workload;
+  std::map<Method, MethodResult> methods;
+  std::map<Method, Metrics> metrics;
+};
+
+PlanResult plan(const workload::Workload& w, const PlanOptions& options);
+
+// Selection rules; each throws kareus::Error when no point qualifies, naming the bound and the
+// frontier's range.
+const IterationPoint& select_by_deadline(const MethodResult& m, Seconds deadline);
+const IterationPoint& select_by_energy_budget(const MethodResult& m, Joules budget);
+const IterationPoint& select_max_throughput(const MethodResult& m);
+// The artifact's 10-point sampling (kareus-spec §5.2): denser at the fast end.
+std::vector<IterationPoint> ten_point_frontier(const MethodResult& m);
+
+Metrics compute_metrics(const MethodResult& m, const MethodResult* megatron,
+                        const MethodResult* perseus);
+
+// The schedule of one frontier point, for the runtime.
+runtime::Schedule make_schedule(const PlanResult& plan, Method method, const IterationPoint& point);
+
+}  // namespace kareus::planner

@@ -1,0 +1,317 @@
+#include "kareus/planner/planner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "kareus/core/error.hpp"
+#include "kareus/executor/executor.hpp"
+
+namespace kareus::planner {
+
+using workload::Direction;
+
+const char* to_string(Method m) {
+  switch (m) {
+    case Method::kMegatron:
+      return "megatron";
+    case Method::kPerseus:
+      return "perseus";
+    case Method::kNanobatchPerseus:
+      return "nanobatch-perseus";
+    case Method::kKareus:
+      return "kareus";
+    case Method::kKareusExhaustive:
+      return "kareus-exhaustive";
+  }
+  return "?";
+}
+
+Method parse_method(const std::string& name) {
+  for (Method m : {Method::kMegatron, Method::kPerseus, Method::kNanobatchPerseus, Method::kKareus,
+                   Method::kKareusExhaustive})
+    if (name == to_string(m)) return m;
+  throw Error::invalid("command line", "method", name,
+                       "allowed: megatron, perseus, nanobatch-perseus, kareus, kareus-exhaustive");
+}
+
+std::vector<Method> default_methods() {
+  return {Method::kMegatron, Method::kPerseus, Method::kNanobatchPerseus, Method::kKareus};
+}
+
+const IterationPoint& MethodResult::min_energy() const {
+  return *std::min_element(frontier.begin(), frontier.end(),
+                           [](const auto& a, const auto& b) { return a.energy < b.energy; });
+}
+
+namespace {
+
+int set_index(int stage, Direction d) {
+  return 2 * stage + (d == Direction::kBackward ? 1 : 0);
+}
+
+// Work after the pipeline drains, the same for every method: the data-parallel gradient
+// reduction (and across CP ranks), at the maximum clock.
+struct Tail {
+  Seconds time;
+  Joules dynamic_energy;  // whole job
+};
+
+Tail gradient_tail(const workload::Workload& w, const emulator::Emulator& emu) {
+  Tail t;
+  if (w.parallelism.dp == 1 && w.parallelism.cp == 1) return t;
+  const double replicas = static_cast<double>(w.gpus_per_stage()) * w.parallelism.dp;
+  for (int s = 0; s < w.parallelism.pp; ++s) {
+    const auto r = emu.run_kernel(workload::gradient_reduction(w, s),
+                                  emulator::ClockPolicy::locked_at(w.gpu.clock_max));
+    t.time = std::max(t.time, r.time);
+    t.dynamic_energy += r.dynamic_energy * replicas;
+  }
+  return t;
+}
+
+KeyFrontiers search_keys(const workload::Workload& w, search::Strategy strategy,
+                         const PlanOptions& options, MethodResult& result) {
+  executor::EmulatorExecutor exec(
+      emulator::Emulator(w.gpu, emulator::EmulatorOptions{options.noise_sigma, 0.0}), {},
+      options.seed);
+  KeyFrontiers keys;
+  for (const auto& p : partition::representative_partitions(w)) {
+    store::PartitionSearchOptions so;
+    so.search.strategy = strategy;
+    so.search.seed = options.seed;
+    so.store = options.store;
+    if (options.on_progress) {
+      const std::string label = fmt::format("{}: searching {}", to_string(result.method), p.key);
+      so.search.on_progress = [&options, label](const search::SearchProgress& pr) {
+        options.on_progress(fmt::format("{} {}/{} measurements, HV {:.4g}, {:.2f} GPU-h", label,
+                                        pr.measurements, pr.planned, pr.hypervolume, pr.gpu_hours));
+      };
+    }
+    auto r = store::search_partition(w, p, exec, so);
+    result.measurements += r.summary.measurements();
+    result.measurements_reused += r.summary.measurements_reused;
+    result.profiling_gpu_hours += r.summary.gpu_hours;
+    keys.emplace(p.key, std::move(r));
+  }
+  return keys;
+}
+
+// Profiling cost of the Perseus-style baselines: real training swept over every clock, each
+// clock measured under the thermally stable protocol on every GPU of the job.
+double sweep_gpu_hours(const workload::Workload& w, const std::vector<OptionSet>& sets,
+                       std::size_t clocks) {
+  Seconds iteration(0);
+  for (const auto& set : sets)
+    if (!set.empty()) iteration += set.front().time * w.parallelism.microbatches;
+  const Seconds per_clock = executor::MeasurementProtocol{}.wall_time(iteration, true);
+  return to_hours(per_clock) * static_cast<double>(clocks) * w.total_gpus();
+}
+
+MethodResult run_method(const workload::Workload& w, const emulator::Emulator& emu, Method method,
+                        const PlanOptions& options, const Tail& tail) {
+  MethodResult result;
+  result.method = method;
+  const auto clocks = w.gpu.search_clocks();
+  KeyFrontiers keys;
+  if (method == Method::kKareus || method == Method::kKareusExhaustive) {
+    partition::require_nanobatch_split(w, "workload");
+    keys =
+        search_keys(w, method == Method::kKareus ? options.strategy : search::Strategy::exhaustive,
+                    options, result);
+  }
+  const auto& p = w.parallelism;
+  result.option_sets.resize(2 * p.pp);
+  for (int s = 0; s < p.pp; ++s) {
+    for (Direction d : {Direction::kForward, Direction::kBackward}) {
+      OptionSet set;
+      switch (method) {
+        case Method::kMegatron: {
+          const auto r = emulator::run_instruction_sequential(
+              w, emu, s, d, emulator::ClockPolicy::governor(w.gpu.power_limit_default));
+          set.push_back({r.time, r.dynamic_energy, r.average_clock(), true, false, {}, {}});
+          break;
+        }
+        case Method::kPerseus:
+          set = sequential_options(w, emu, s, d, clocks);
+          break;
+        case Method::kNanobatchPerseus:
+          partition::require_nanobatch_split(w, "workload");
+          set = default_nanobatch_options(w, emu, s, d, clocks);
+          break;
+        case Method::kKareus:
+        case Method::kKareusExhaustive:
+          set = composed_options(w, emu, s, d, clocks, keys);
+          break;
+      }
+      result.option_sets[set_index(s, d)] = std::move(set);
+    }
+  }
+  if (method == Method::kPerseus || method == Method::kNanobatchPerseus)
+    result.profiling_gpu_hours = sweep_gpu_hours(w, result.option_sets, clocks.size());
+
+  // The pipeline problem: one GPU per stage, energy = dynamic + static power x time.
+  auto& prob = result.problem;
+  prob.dag = workload::build_1f1b(p.pp, p.microbatches);
+  prob.p_blocking = w.gpu.static_power;
+  for (const auto& set : result.option_sets) {
+    std::vector<frontier::ExecutionOption> opts;
+    for (const auto& o : set)
+      opts.push_back({o.time, o.dynamic_energy + w.gpu.static_power * o.time});
+    prob.option_sets.push_back(std::move(opts));
+  }
+  for (const auto& node : prob.dag.nodes)
+    prob.option_set_of.push_back(set_index(node.stage, node.direction));
+  frontier::PipelineSolverOptions so;
+  so.unit_time = options.unit_time;
+  result.solver = frontier::solve_pipeline(prob, so);
+
+  const double replicas = static_cast<double>(w.gpus_per_stage()) * p.dp;
+  const double gpus = w.total_gpus();
+  for (const auto& pt : result.solver.frontier) {
+    IterationPoint ip;
+    ip.plan = pt.first;
+    ip.time = pt.time + tail.time;
+    // The solver's energy covers one GPU per stage; static power burns on every GPU.
+    const Joules stage_static = w.gpu.static_power * pt.time * static_cast<double>(p.pp);
+    ip.dynamic_energy = (pt.energy - stage_static) * replicas + tail.dynamic_energy;
+    ip.energy = ip.dynamic_energy + w.gpu.static_power * ip.time * gpus;
+    result.frontier.push_back(ip);
+  }
+  std::sort(result.frontier.begin(), result.frontier.end(),
+            [](const auto& a, const auto& b) { return a.time < b.time; });
+  return result;
+}
+
+std::string range_of(const MethodResult& m) {
+  return fmt::format("{} frontier spans {:.3f}-{:.3f} s and {:.0f}-{:.0f} J", to_string(m.method),
+                     m.fastest().time.value(), m.frontier.back().time.value(),
+                     m.min_energy().energy.value(), m.fastest().energy.value());
+}
+
+}  // namespace
+
+PlanResult plan(const workload::Workload& w, const PlanOptions& options) {
+  if (options.methods.empty()) throw Error("no planning method given");
+  const emulator::Emulator emu(w.gpu);
+  const Tail tail = gradient_tail(w, emu);
+  PlanResult result{w, {}, {}};
+  for (Method m : options.methods) {
+    if (options.on_progress) options.on_progress(fmt::format("planning {}", to_string(m)));
+    result.methods.emplace(m, run_method(w, emu, m, options, tail));
+  }
+  const auto find = [&](Method m) -> const MethodResult* {
+    auto it = result.methods.find(m);
+    return it == result.methods.end() ? nullptr : &it->second;
+  };
+  for (const auto& [m, r] : result.methods)
+    result.metrics[m] = compute_metrics(r, find(Method::kMegatron), find(Method::kPerseus));
+  return result;
+}
+
+const IterationPoint& select_by_deadline(const MethodResult& m, Seconds deadline) {
+  if (!(deadline.value() > 0))
+    throw Error::invalid("command line", "--deadline", format_number(deadline.value()),
+                         "must be a positive number of seconds");
+  const IterationPoint* best = nullptr;
+  for (const auto& p : m.frontier)
+    if (p.time <= deadline && (!best || p.energy < best->energy)) best = &p;
+  if (!best)
+    throw Error::invalid("command line", "--deadline", format_number(deadline.value()),
+                         "below the fastest plan; the " + range_of(m));
+  return *best;
+}
+
+const IterationPoint& select_by_energy_budget(const MethodResult& m, Joules budget) {
+  if (!(budget.value() > 0))
+    throw Error::invalid("command line", "--energy-budget", format_number(budget.value()),
+                         "must be a positive number of joules");
+  const IterationPoint* best = nullptr;
+  for (const auto& p : m.frontier)
+    if (p.energy <= budget && (!best || p.time < best->time)) best = &p;
+  if (!best)
+    throw Error::invalid("command line", "--energy-budget", format_number(budget.value()),
+                         "below the least-energy plan; the " + range_of(m));
+  return *best;
+}
+
+const IterationPoint& select_max_throughput(const MethodResult& m) {
+  return m.fastest();
+}
+
+std::vector<IterationPoint> ten_point_frontier(const MethodResult& m) {
+  // Solver order: plan 0 is the least-energy end, the last plan the fastest.
+  std::vector<IterationPoint> by_plan = m.frontier;
+  std::sort(by_plan.begin(), by_plan.end(),
+            [](const auto& a, const auto& b) { return a.time > b.time; });
+  const std::size_t n = by_plan.size();
+  if (n <= 10) return by_plan;
+  const std::size_t stride = (n + 14) / 15;
+  std::vector<std::size_t> samples;
+  for (std::size_t k = 0; k < 15 && k * stride < n; ++k) samples.push_back(n - 1 - k * stride);
+  std::sort(samples.begin(), samples.end());
+  std::vector<IterationPoint> out;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const bool dropped = i < 10 && i % 2 == 0 && samples.size() == 15;
+    if (!dropped) out.push_back(by_plan[samples[i]]);
+  }
+  return out;
+}
+
+Metrics compute_metrics(const MethodResult& m, const MethodResult* megatron,
+                        const MethodResult* perseus) {
+  Metrics out;
+  if (megatron) {
+    const auto& base = megatron->fastest();
+    out.max_throughput_time_reduction = 1.0 - m.fastest().time / base.time;
+    out.max_throughput_energy_reduction = 1.0 - m.fastest().energy / base.energy;
+  }
+  if (perseus) {
+    const auto& fastest = perseus->fastest();
+    const IterationPoint* iso_time = nullptr;
+    for (const auto& p : m.frontier)
+      if (p.time <= fastest.time * (1 + 1e-9) && (!iso_time || p.energy < iso_time->energy))
+        iso_time = &p;
+    if (iso_time) out.iso_time_energy_reduction = 1.0 - iso_time->energy / fastest.energy;
+    const auto& cheapest = perseus->min_energy();
+    const IterationPoint* iso_energy = nullptr;
+    for (const auto& p : m.frontier)
+      if (p.energy <= cheapest.energy * (1 + 1e-9) && (!iso_energy || p.time < iso_energy->time))
+        iso_energy = &p;
+    if (iso_energy) out.iso_energy_time_reduction = 1.0 - iso_energy->time / cheapest.time;
+  }
+  return out;
+}
+
+runtime::Schedule make_schedule(const PlanResult& plan, Method method,
+                                const IterationPoint& point) {
+  const auto& m = plan.methods.at(method);
+  const auto assignment = m.solver.assignment(point.plan);
+  runtime::Schedule s;
+  s.workload = plan.workload.to_json();
+  s.method = to_string(method);
+  s.gpu = plan.workload.gpu.name;
+  s.predicted = {point.time, point.energy, point.dynamic_energy};
+  const auto& dag = m.problem.dag;
+  for (int stage = 0; stage < dag.stages; ++stage) {
+    runtime::StageSchedule ss;
+    ss.stage = stage;
+    for (int node : dag.stage_order[stage]) {
+      const auto& instr = dag.nodes[node];
+      const auto& opt = m.option_sets[m.problem.option_set_of[node]][assignment[node]];
+      runtime::ScheduleInstruction si;
+      si.microbatch = instr.microbatch;
+      si.direction = instr.direction == Direction::kForward ? "forward" : "backward";
+      si.clock = MHz(std::round(opt.clock.value()));
+      si.execution = opt.nanobatch ? "nanobatch" : "sequential";
+      for (const auto& [key, c] : opt.configs) si.partitions[key] = {c.slot, c.sms};
+      for (const auto& [key, c] : opt.recompute) si.recompute_partitions[key] = {c.slot, c.sms};
+      ss.instructions.push_back(std::move(si));
+    }
+    s.stages.push_back(std::move(ss));
+  }
+  return s;
+}
+
+}  // namespace kareus::planner
