@@ -1,0 +1,80 @@
+#include "status.hpp"
+
+#include <cstdlib>
+#include <exception>
+#include <new>
+
+#include "kareus/nvml/nvml.hpp"
+
+namespace kareus::capi {
+namespace {
+
+thread_local std::string last_error;
+
+}  // namespace
+
+void set_last_error(std::string message) {
+  last_error = std::move(message);
+}
+
+kareus_status status_of_current_exception() noexcept {
+  try {
+    throw;
+  } catch (const ArgumentError& e) {
+    last_error = e.what();
+    return KAREUS_ERROR_INVALID_ARGUMENT;
+  } catch (const nvml::NvmlError& e) {
+    last_error = e.what();
+    return KAREUS_ERROR_NVML;
+  } catch (const Error& e) {
+    last_error = e.what();
+    return KAREUS_ERROR_INVALID_INPUT;
+  } catch (const std::bad_alloc&) {
+    last_error = "out of memory";
+    return KAREUS_ERROR_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return KAREUS_ERROR_INTERNAL;
+  } catch (...) {
+    last_error = "unknown exception";
+    return KAREUS_ERROR_INTERNAL;
+  }
+}
+
+void check_index(std::size_t index, std::size_t size, const char* what) {
+  if (index >= size)
+    throw ArgumentError(std::string(what) + " " + std::to_string(index) + " is out of range (" +
+                        std::to_string(size) + " available)");
+}
+
+}  // namespace kareus::capi
+
+extern "C" {
+
+const char* kareus_last_error(void) {
+  return kareus::capi::last_error.c_str();
+}
+
+const char* kareus_status_string(kareus_status status) {
+  switch (status) {
+    case KAREUS_OK:
+      return "ok";
+    case KAREUS_ERROR_INVALID_ARGUMENT:
+      return "invalid argument";
+    case KAREUS_ERROR_INVALID_INPUT:
+      return "invalid input";
+    case KAREUS_ERROR_NVML:
+      return "NVML error";
+    case KAREUS_ERROR_OUT_OF_MEMORY:
+      return "out of memory";
+    case KAREUS_ERROR_INTERNAL:
+      return "internal error";
+  }
+  return "unknown status";
+}
+
+void kareus_string_free(char* text) {
+  std::free(text);
+}
+
+}  // extern "C"
