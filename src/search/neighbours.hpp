@@ -13,4 +13,7 @@ namespace kareus::search {
 // launch slot, or two of those at once.
 std::vector<std::vector<std::size_t>> raw_neighbours(const Problem& problem);
 
+// For every id, the ids that differ from it only in the clock (raw feature 0), by one step.
+std::vector<std::vector<std::size_t>> clock_neighbours(const Problem& problem);
+
 }  // namespace kareus::search

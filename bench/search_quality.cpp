@@ -1,0 +1,232 @@
+// Quality of the partition search strategies on the emulator (issue 3 §5): for every partition
+// key of the Llama-3.2-3B TP8 and CP2+TP4 workloads on A100 and TP8 on H100, the exhaustive
+// frontier's hypervolume, `paper` at its own budget, `random` at the same number of
+// measurements, the measurements `kareus` takes and those it needs to reach 99 % of the
+// exhaustive hypervolume, and the simulated GPU-hours of each. Medians over seeds, without and
+// with measurement noise. Prints markdown (docs/benchmarks/search_quality.md).
+//
+// Hypervolume fractions are of the true (noise-free) values of the configurations a search
+// measured, over those of all configurations, with the reference point 1.1 x the maxima over all
+// configurations: with noise this scores what the search found, not how lucky its readings were.
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <map>
+
+#include "kareus/core/table.hpp"
+#include "kareus/search/hypervolume.hpp"
+#include "kareus/search/partition_problem.hpp"
+#include "kareus/search/search.hpp"
+
+namespace {
+
+using namespace kareus;
+using search::Point2;
+using search::Strategy;
+
+struct BenchWorkload {
+  std::string label;
+  std::string gpu;
+  int tp;
+  int cp;
+};
+
+workload::Workload make(const BenchWorkload& b) {
+  workload::WorkloadRequest r;
+  r.model = "llama3.2-3b";
+  r.gpu = b.gpu;
+  r.parallelism.tp = b.tp;
+  r.parallelism.cp = b.cp;
+  r.parallelism.pp = 2;
+  r.parallelism.microbatch_size = 8;
+  r.parallelism.sequence_length = 4096;
+  r.parallelism.microbatches = 8;
+  r.parallelism.recompute = workload::Recompute::kFull;
+  return workload::make_workload(r);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The exact value of every configuration, and the hypervolume of all of them.
+struct Truth {
+  std::vector<Point2> points;  // (time, total energy)
+  Point2 reference;
+  double hypervolume = 0;
+  double gpu_hours = 0;  // exhaustive search's cost
+
+  // Fraction of the exhaustive hypervolume reached by the first `n` measured ids.
+  double fraction(const std::vector<std::size_t>& ids, std::size_t n) const {
+    std::vector<Point2> seen;
+    for (std::size_t i = 0; i < n && i < ids.size(); ++i) seen.push_back(points[ids[i]]);
+    return search::hypervolume_2d(seen, reference) / hypervolume;
+  }
+  // Measurements after which the prefix first reaches `target`; 0 when it never does.
+  std::size_t needed(const std::vector<std::size_t>& ids, double target) const {
+    for (std::size_t n = 1; n <= ids.size(); ++n) {
+      if (fraction(ids, n) >= target) return n;
+    }
+    return 0;
+  }
+};
+
+Truth truth_of(const partition::Partition& p, const workload::Workload& w) {
+  executor::EmulatorExecutor exact{emulator::Emulator(w.gpu)};
+  search::PartitionProblem problem(p, exact);
+  std::vector<std::size_t> all(problem.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  Truth t;
+  Point2 worst{0, 0};
+  for (const search::Measurement& m : problem.measure(all)) {
+    t.points.push_back({m.time.value(), m.total_energy.value()});
+    worst = {std::max(worst.x, m.time.value()), std::max(worst.y, m.total_energy.value())};
+    t.gpu_hours += m.gpu_cost.value() / 3600.0;
+  }
+  t.reference = {1.1 * worst.x, 1.1 * worst.y};
+  t.hypervolume = search::hypervolume_2d(t.points, t.reference);
+  return t;
+}
+
+struct Run {
+  std::vector<std::size_t> ids;
+  double gpu_hours = 0;
+};
+
+Run run(const partition::Partition& p, const workload::Workload& w, Strategy strategy,
+        std::uint64_t seed, double noise, std::optional<std::size_t> budget) {
+  executor::EmulatorExecutor ex(emulator::Emulator(w.gpu, {noise, 0.0}), {}, seed);
+  search::PartitionProblem problem(p, ex);
+  search::SearchOptions options;
+  options.strategy = strategy;
+  options.seed = seed;
+  options.budget = budget;
+  const search::SearchResult r = search::run_search(problem, options);
+  Run out;
+  for (const auto& m : r.measured) out.ids.push_back(m.id);
+  out.gpu_hours = r.summary.gpu_hours;
+  return out;
+}
+
+struct Row {
+  double paper_n, paper_hv, random_hv, kareus_n, kareus_hv, kareus_needed;
+  double paper_h, random_h, kareus_h;
+  std::size_t kareus_missed;  // seeds where kareus never reached 99 %
+};
+
+Row evaluate(const partition::Partition& p, const workload::Workload& w, const Truth& truth,
+             double noise, int seeds) {
+  std::map<std::string, std::vector<double>> v;
+  Row row{};
+  for (int s = 1; s <= seeds; ++s) {
+    const auto seed = static_cast<std::uint64_t>(s);
+    const Run paper = run(p, w, Strategy::paper, seed, noise, std::nullopt);
+    const Run random = run(p, w, Strategy::random, seed, noise, paper.ids.size());
+    const Run ours = run(p, w, Strategy::kareus, seed, noise, std::nullopt);
+    v["paper_n"].push_back(static_cast<double>(paper.ids.size()));
+    v["paper_hv"].push_back(truth.fraction(paper.ids, paper.ids.size()));
+    v["random_hv"].push_back(truth.fraction(random.ids, random.ids.size()));
+    v["kareus_n"].push_back(static_cast<double>(ours.ids.size()));
+    v["kareus_hv"].push_back(truth.fraction(ours.ids, ours.ids.size()));
+    const std::size_t needed = truth.needed(ours.ids, 0.99);
+    if (needed == 0) ++row.kareus_missed;
+    // A seed that never reaches 99 % counts as needing the whole space in the median.
+    v["kareus_needed"].push_back(static_cast<double>(needed ? needed : truth.points.size()));
+    v["paper_h"].push_back(paper.gpu_hours);
+    v["random_h"].push_back(random.gpu_hours);
+    v["kareus_h"].push_back(ours.gpu_hours);
+  }
+  row.paper_n = median(v["paper_n"]);
+  row.paper_hv = median(v["paper_hv"]);
+  row.random_hv = median(v["random_hv"]);
+  row.kareus_n = median(v["kareus_n"]);
+  row.kareus_hv = median(v["kareus_hv"]);
+  row.kareus_needed = median(v["kareus_needed"]);
+  row.paper_h = median(v["paper_h"]);
+  row.random_h = median(v["random_h"]);
+  row.kareus_h = median(v["kareus_h"]);
+  return row;
+}
+
+std::string pct(double fraction) {
+  return fmt::format("{:.2f}", 100 * fraction);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Search quality of exhaustive, paper, random and kareus on emulated partitions"};
+  std::vector<double> noises{0.0, 0.03};
+  int seeds = 5;
+  std::string only_key;
+  std::vector<std::string> only_workloads;
+  app.add_option("--noise", noises, "Relative measurement noise levels")->capture_default_str();
+  app.add_option("--seeds", seeds, "Seeds per strategy (median)")->capture_default_str();
+  app.add_option("--key", only_key, "Only this partition key");
+  app.add_option("--workload", only_workloads, "Only these workloads (labels)");
+  CLI11_PARSE(app, argc, argv);
+
+  const std::vector<BenchWorkload> workloads{{"TP8 A100", "a100-sxm4-40gb", 8, 1},
+                                             {"CP2+TP4 A100", "a100-sxm4-40gb", 4, 2},
+                                             {"TP8 H100", "h100-sxm", 8, 1}};
+  const auto start = std::chrono::steady_clock::now();
+  for (const double noise : noises) {
+    TextTable table({"workload", "key", "configs", "exh. HV (s·J)", "exh. GPU-h", "paper meas.",
+                     "paper HV %", "random HV %", "kareus meas.", "kareus HV %",
+                     "kareus meas. to 99 %", "kareus / paper meas.", "paper GPU-h", "random GPU-h",
+                     "kareus GPU-h"});
+    std::vector<double> ratios;
+    std::vector<double> hvs;
+    std::size_t met = 0;
+    std::size_t keys = 0;
+    for (const BenchWorkload& b : workloads) {
+      if (!only_workloads.empty() && std::find(only_workloads.begin(), only_workloads.end(),
+                                               b.label) == only_workloads.end()) {
+        continue;
+      }
+      const workload::Workload w = make(b);
+      for (const partition::Partition& p : partition::representative_partitions(w)) {
+        if (!only_key.empty() && p.key != only_key) continue;
+        const Truth truth = truth_of(p, w);
+        const Row r = evaluate(p, w, truth, noise, seeds);
+        const double ratio = r.kareus_n / r.paper_n;
+        ratios.push_back(ratio);
+        hvs.push_back(r.kareus_hv);
+        ++keys;
+        if (r.kareus_hv >= 0.99 && ratio <= 0.5) ++met;
+        table.add_row({b.label, p.key, std::to_string(truth.points.size()),
+                       fmt::format("{:.4g}", truth.hypervolume),
+                       fmt::format("{:.2f}", truth.gpu_hours), fmt::format("{:g}", r.paper_n),
+                       pct(r.paper_hv), pct(r.random_hv), fmt::format("{:g}", r.kareus_n),
+                       pct(r.kareus_hv),
+                       r.kareus_missed > static_cast<std::size_t>(seeds) / 2
+                           ? "not reached"
+                           : fmt::format("{:g}", r.kareus_needed),
+                       fmt::format("{:.2f}", ratio), fmt::format("{:.3f}", r.paper_h),
+                       fmt::format("{:.3f}", r.random_h), fmt::format("{:.3f}", r.kareus_h)});
+        std::cerr << fmt::format(
+            "{} {} noise {}: paper {:g} meas {:.4f}, kareus {:g} meas {:.4f}\n", b.label, p.key,
+            noise, r.paper_n, r.paper_hv, r.kareus_n, r.kareus_hv);
+      }
+    }
+    if (keys == 0) continue;
+    std::sort(ratios.begin(), ratios.end());
+    std::sort(hvs.begin(), hvs.end());
+    fmt::print("\n### Measurement noise {:g} % (median of {} seeds)\n\n{}\n", 100 * noise, seeds,
+               table.render_markdown());
+    fmt::print(
+        "Headline: kareus / paper measurements median {:.2f} (max {:.2f}); kareus HV median "
+        "{}% (min {}%); target (>= 99 % HV with <= 0.5 x paper's measurements) met on {} of {} "
+        "keys.\n",
+        median(ratios), ratios.back(), pct(median(hvs)), pct(hvs.front()), met, keys);
+  }
+  std::cerr << fmt::format(
+      "took {:.0f} s\n",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return 0;
+}

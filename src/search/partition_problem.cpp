@@ -1,0 +1,33 @@
+#include "kareus/search/partition_problem.hpp"
+
+#include "roofline_prior.hpp"
+
+namespace kareus::search {
+
+PartitionProblem::PartitionProblem(partition::Partition partition, executor::Executor& executor)
+    : partition_(std::move(partition)),
+      executor_(executor),
+      space_(partition::ConfigSpace::of(partition_, executor.gpu())) {}
+
+std::vector<double> PartitionProblem::raw_features(std::size_t id) const {
+  const partition::ConfigSpace::Index i = space_.index(id);
+  std::vector<double> row{space_.clocks()[i.clock].value(), static_cast<double>(i.sms)};
+  for (std::size_t s = 0; s < space_.slots().size(); ++s) row.push_back(s == i.slot ? 1.0 : 0.0);
+  return row;
+}
+
+std::vector<double> PartitionProblem::physical_features(std::size_t id) const {
+  return roofline_features(partition_, space_.at(id), executor_.gpu());
+}
+
+std::vector<Measurement> PartitionProblem::measure(const std::vector<std::size_t>& ids) {
+  std::vector<partition::ExecConfig> configs;
+  for (std::size_t id : ids) configs.push_back(space_.at(id));
+  std::vector<Measurement> out;
+  for (const executor::Measurement& m : executor_.measure(partition_, configs)) {
+    out.push_back({m.time, m.total_energy, m.dynamic_energy, m.gpu_cost, false});
+  }
+  return out;
+}
+
+}  // namespace kareus::search
