@@ -47,6 +47,10 @@ Kernel gemm(std::string name, double m, double n, double k, bool backward = fals
   g.flops = 2.0 * m * n * k;
   g.bytes = kBf16 * (m * k + k * n + m * n);
   g.backward = backward;
+  g.gemm_m = m;
+  g.gemm_n = n;
+  g.gemm_k = k;
+  g.gemm_batch = 1;
   return g;
 }
 
@@ -83,6 +87,12 @@ Kernel attention(const Shapes& s, bool backward) {
   const double io = kBf16 * (2 * s.tokens * s.q_width + 2 * s.batch * s.seq_total * s.kv_width);
   k.bytes = backward ? 2.0 * io : io;
   k.backward = backward;
+  // Per (sequence, head), QK^T is [s_q x d] x [d x s_kv/2 under the causal mask]; P.V has the
+  // same FLOPs, so forward is two such products and backward five.
+  k.gemm_m = s.seq_local;
+  k.gemm_n = s.seq_total * 0.5;
+  k.gemm_k = s.head_dim;
+  k.gemm_batch = s.batch * s.heads_local;
   return k;
 }
 

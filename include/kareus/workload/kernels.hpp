@@ -28,6 +28,13 @@ struct Kernel {
   double comm_bytes = 0;  // size of the full buffer (AllReduce input, AllGather output, ...)
   int group_size = 1;
   Link link = Link::kNvlink;
+  // GEMMs and attention: the shape of one matrix product (m x k times k x n, gemm_batch of them
+  // at once) so that a real-GPU executor can run it; flops is a whole multiple of its FLOPs
+  // (attention runs several products of that shape). Zero for other kernels.
+  double gemm_m = 0;
+  double gemm_n = 0;
+  double gemm_k = 0;
+  double gemm_batch = 0;
 
   bool is_collective() const { return kind == KernelKind::kCollective; }
 };
