@@ -8,8 +8,10 @@
 #
 #   scripts/gpu-check.sh [--build-dir DIR] [--no-build] [--gpu CATALOGUE_NAME] [kareus-gpu-check options]
 #
-# Without workload options it checks Llama 3.2 3B, TP2, microbatch 2 x 2048 tokens, two launch
-# slots per key. --dry-run lists the configurations with emulated figures and touches no GPU.
+# Without workload options it checks Llama 3.2 3B, TP2, microbatch 2 x 2048 tokens, with the
+# collective on 1, 2, 4 and 16 SMs (where the emulator expects the order of configurations to
+# change) at the first two launch slots of each key: 32 configurations, about 5 min of GPU time.
+# --dry-run lists the configurations with emulated figures and touches no GPU.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,6 +21,7 @@ gpu=""
 args=()
 has_workload=0
 has_slots=0
+has_sms=0
 
 die() {
   echo "gpu-check.sh: $*" >&2
@@ -45,13 +48,14 @@ while (($#)); do
       die "$1: this check never changes clocks, power limits or other GPU settings"
       ;;
     -h | --help)
-      sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
       case "$1" in
         --model | --workload) has_workload=1 ;;
         --slots-per-key) has_slots=1 ;;
+        --sms) has_sms=1 ;;
       esac
       args+=("$1")
       shift
@@ -80,6 +84,9 @@ if ((!has_workload)); then
 fi
 if ((!has_slots)); then
   args+=(--slots-per-key 2)
+fi
+if ((!has_sms)); then
+  args+=(--sms 1,2,4,16)
 fi
 
 if ((build)); then
