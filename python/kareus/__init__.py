@@ -1,0 +1,46 @@
+"""Kareus: energy-optimal GPU execution plans for large-model training.
+
+The same objects as the C++ library and the C API (docs/python.md): plan a workload and read its
+time-energy frontiers, load or export schedules, enforce one with the frequency controller,
+measure energy with the monitor. PyTorch training loops use `kareus.torch`.
+"""
+
+from ._kareus import (
+    ControllerStats,
+    EnergyMeasurement,
+    EnergyMonitor,
+    Error,
+    FrequencyController,
+    IterationPoint,
+    MethodResult,
+    NvmlError,
+    PartitionLaunch,
+    PlanResult,
+    Schedule,
+    ScheduleInstruction,
+    StageSchedule,
+    Workload,
+    load_schedule,
+    parse_schedule,
+    plan,
+)
+
+__all__ = [
+    "ControllerStats",
+    "EnergyMeasurement",
+    "EnergyMonitor",
+    "Error",
+    "FrequencyController",
+    "IterationPoint",
+    "MethodResult",
+    "NvmlError",
+    "PartitionLaunch",
+    "PlanResult",
+    "Schedule",
+    "ScheduleInstruction",
+    "StageSchedule",
+    "Workload",
+    "load_schedule",
+    "parse_schedule",
+    "plan",
+]

@@ -1,0 +1,187 @@
+// kareus.Workload, kareus.plan() and its result: per method, the iteration frontier, selection
+// and the schedule of a chosen point.
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <optional>
+
+#include "bindings.hpp"
+#include "kareus/core/error.hpp"
+#include "kareus/planner/planner.hpp"
+#include "kareus/workload/workload.hpp"
+
+namespace kareus::python {
+namespace {
+
+workload::Workload make_workload(const std::string& model, const std::string& gpu, int tp, int cp,
+                                 int pp, int dp, int microbatch_size, int sequence_length,
+                                 int microbatches, const std::string& recompute,
+                                 std::vector<int> layer_split, int gpus_per_node) {
+  workload::WorkloadRequest r;
+  r.where = "kareus.Workload";
+  r.model = model;
+  r.gpu = gpu;
+  auto& p = r.parallelism;
+  p.tp = tp;
+  p.cp = cp;
+  p.pp = pp;
+  p.dp = dp;
+  p.microbatch_size = microbatch_size;
+  p.sequence_length = sequence_length;
+  p.microbatches = microbatches;
+  p.recompute = workload::parse_recompute(recompute, r.where);
+  p.layer_split = std::move(layer_split);
+  p.gpus_per_node = gpus_per_node;
+  return workload::make_workload(r);
+}
+
+planner::PlanResult run_plan(const workload::Workload& w,
+                             const std::optional<std::vector<std::string>>& methods,
+                             const std::string& strategy, std::uint64_t seed,
+                             const std::optional<std::filesystem::path>& store_path,
+                             double noise_sigma, double unit_time_s) {
+  planner::PlanOptions opt;
+  if (methods) {
+    require(!methods->empty(), "kareus.plan", "methods", "[]", "give at least one method");
+    opt.methods.clear();
+    for (const auto& name : *methods) opt.methods.push_back(planner::parse_method(name));
+  }
+  opt.strategy = search::parse_strategy(strategy);
+  opt.seed = seed;
+  require(noise_sigma >= 0 && noise_sigma < 0.5, "kareus.plan", "noise_sigma",
+          format_number(noise_sigma), "must be in [0, 0.5)");
+  opt.noise_sigma = noise_sigma;
+  require(unit_time_s > 0, "kareus.plan", "unit_time_s", format_number(unit_time_s),
+          "must be positive");
+  opt.unit_time = Seconds(unit_time_s);
+  std::unique_ptr<store::Store> db;
+  if (store_path) {
+    db = std::make_unique<store::Store>(*store_path);
+    opt.store = db.get();
+  }
+  return planner::plan(w, opt);
+}
+
+const planner::MethodResult& method_of(const planner::PlanResult& r, const std::string& name) {
+  const auto it = r.methods.find(planner::parse_method(name));
+  if (it == r.methods.end())
+    throw Error::invalid("kareus.PlanResult", "method", name, "this plan has no frontier for it");
+  return it->second;
+}
+
+py::dict metrics_dict(const planner::Metrics& m) {
+  py::dict d;
+  d["max_throughput_time_reduction"] = m.max_throughput_time_reduction;
+  d["max_throughput_energy_reduction"] = m.max_throughput_energy_reduction;
+  d["iso_time_energy_reduction"] = m.iso_time_energy_reduction;
+  d["iso_energy_time_reduction"] = m.iso_energy_time_reduction;
+  return d;
+}
+
+}  // namespace
+
+void bind_plan(py::module_& m) {
+  const workload::Parallelism defaults;
+  py::class_<workload::Workload>(m, "Workload",
+                                 "A training job: model, GPU type and parallelism, validated.")
+      .def(
+          py::init(&make_workload), py::arg("model"), py::arg("gpu"), py::kw_only(),
+          py::arg("tp") = defaults.tp, py::arg("cp") = defaults.cp, py::arg("pp") = defaults.pp,
+          py::arg("dp") = defaults.dp, py::arg("microbatch_size") = defaults.microbatch_size,
+          py::arg("sequence_length") = defaults.sequence_length,
+          py::arg("microbatches") = defaults.microbatches,
+          py::arg("recompute") = defaults.recompute == workload::Recompute::kFull ? "full" : "none",
+          py::arg("layer_split") = defaults.layer_split,
+          py::arg("gpus_per_node") = defaults.gpus_per_node)
+      .def_static(
+          "from_file",
+          [](const std::filesystem::path& path) {
+            return workload::make_workload(workload::read_workload_request(path.string()));
+          },
+          py::arg("path"), "Reads {\"model\": ..., \"gpu\": ..., \"parallelism\": {...}}.")
+      .def_property_readonly("model", [](const workload::Workload& w) { return w.model.name; })
+      .def_property_readonly("gpu", [](const workload::Workload& w) { return w.gpu.name; })
+      .def_property_readonly("total_gpus", &workload::Workload::total_gpus)
+      .def_property_readonly("stage_layers", &workload::Workload::stage_layers)
+      .def("to_dict", [](const workload::Workload& w) { return to_python(w.to_json()); })
+      .def("__repr__", [](const workload::Workload& w) {
+        return "kareus.Workload(" + w.to_json().dump() + ")";
+      });
+
+  py::class_<planner::IterationPoint>(m, "IterationPoint",
+                                      "One point of an iteration time-energy frontier.")
+      .def_property_readonly("time_s",
+                             [](const planner::IterationPoint& p) { return p.time.value(); })
+      .def_property_readonly("energy_j",
+                             [](const planner::IterationPoint& p) { return p.energy.value(); })
+      .def_property_readonly(
+          "dynamic_energy_j",
+          [](const planner::IterationPoint& p) { return p.dynamic_energy.value(); })
+      .def_readonly("plan", &planner::IterationPoint::plan)
+      .def("__repr__", [](const planner::IterationPoint& p) {
+        return "kareus.IterationPoint(time_s=" + format_number(p.time.value()) +
+               ", energy_j=" + format_number(p.energy.value()) + ")";
+      });
+
+  py::class_<planner::MethodResult>(m, "MethodResult", "The frontier of one method.")
+      .def_property_readonly(
+          "method", [](const planner::MethodResult& r) { return planner::to_string(r.method); })
+      .def_readonly("frontier", &planner::MethodResult::frontier, "Fastest first.")
+      .def_readonly("measurements", &planner::MethodResult::measurements)
+      .def_readonly("measurements_reused", &planner::MethodResult::measurements_reused)
+      .def_readonly("profiling_gpu_hours", &planner::MethodResult::profiling_gpu_hours)
+      .def("fastest", &planner::MethodResult::fastest, py::return_value_policy::copy)
+      .def("min_energy", &planner::MethodResult::min_energy, py::return_value_policy::copy)
+      .def(
+          "select",
+          [](const planner::MethodResult& r, std::optional<double> deadline_s,
+             std::optional<double> energy_budget_j) {
+            if (deadline_s && energy_budget_j)
+              throw Error("select: give deadline_s or energy_budget_j, not both");
+            if (deadline_s) return planner::select_by_deadline(r, Seconds(*deadline_s));
+            if (energy_budget_j)
+              return planner::select_by_energy_budget(r, Joules(*energy_budget_j));
+            return planner::select_max_throughput(r);
+          },
+          py::kw_only(), py::arg("deadline_s") = py::none(),
+          py::arg("energy_budget_j") = py::none(),
+          "Least energy within deadline_s, fastest within energy_budget_j, or the fastest.")
+      .def("ten_point_frontier", &planner::ten_point_frontier);
+
+  py::class_<planner::PlanResult>(m, "PlanResult", "Per method, the iteration frontier.")
+      .def_readonly("workload", &planner::PlanResult::workload)
+      .def_property_readonly("methods",
+                             [](const planner::PlanResult& r) {
+                               std::vector<std::string> names;
+                               for (const auto& [method, result] : r.methods)
+                                 names.emplace_back(planner::to_string(method));
+                               return names;
+                             })
+      .def("__getitem__", &method_of, py::return_value_policy::reference_internal,
+           py::arg("method"))
+      .def(
+          "metrics",
+          [](const planner::PlanResult& r, const std::string& method) {
+            method_of(r, method);
+            return metrics_dict(r.metrics.at(planner::parse_method(method)));
+          },
+          py::arg("method"))
+      .def(
+          "schedule",
+          [](const planner::PlanResult& r, const std::string& method,
+             const planner::IterationPoint& point) {
+            return planner::make_schedule(r, method_of(r, method).method, point);
+          },
+          py::arg("method"), py::arg("point"), "The runtime schedule of a frontier point.");
+
+  m.def("plan", &run_plan, py::arg("workload"), py::kw_only(), py::arg("methods") = py::none(),
+        py::arg("strategy") = "kareus", py::arg("seed") = 0, py::arg("store") = py::none(),
+        py::arg("noise_sigma") = 0.0,
+        py::arg("unit_time_s") = planner::PlanOptions{}.unit_time.value(),
+        py::call_guard<py::gil_scoped_release>(),
+        "Plans the workload: per method (megatron, perseus, nanobatch-perseus, kareus, "
+        "kareus-exhaustive), the iteration time-energy frontier. store: SQLite measurement "
+        "store to resume from and add to (None: none).");
+}
+
+}  // namespace kareus::python

@@ -1,0 +1,110 @@
+// kareus.FrequencyController and kareus.EnergyMonitor. Calls that may wait on NVML, kareusd or
+// the controller's worker release the GIL, so other Python threads (and the autograd engine's)
+// keep running.
+#include <pybind11/stl.h>
+
+#include <optional>
+
+#include "bindings.hpp"
+#include "kareus/core/error.hpp"
+#include "kareus/runtime/daemon_client.hpp"
+#include "kareus/runtime/energy_monitor.hpp"
+#include "kareus/runtime/frequency_controller.hpp"
+
+namespace kareus::python {
+namespace {
+
+using runtime::FrequencyController;
+
+std::unique_ptr<FrequencyController> make_controller(const runtime::Schedule& schedule, int stage,
+                                                     unsigned gpu,
+                                                     const std::optional<std::string>& daemon,
+                                                     bool restore_on_signals) {
+  std::unique_ptr<runtime::ClockBackend> backend;
+  if (daemon)
+    backend = std::make_unique<runtime::DaemonClockBackend>(
+        std::make_shared<runtime::DaemonClient>(*daemon), gpu);
+  else
+    backend =
+        std::make_unique<runtime::NvmlClockBackend>(std::make_shared<const nvml::Nvml>(), gpu);
+  runtime::ControllerOptions options;
+  options.restore_on_signals = restore_on_signals;
+  return std::make_unique<FrequencyController>(schedule, stage, std::move(backend), options);
+}
+
+}  // namespace
+
+void bind_runtime(py::module_& m) {
+  using release = py::call_guard<py::gil_scoped_release>;
+
+  py::class_<runtime::ControllerStats>(m, "ControllerStats")
+      .def_readonly("instructions", &runtime::ControllerStats::instructions)
+      .def_readonly("clock_changes", &runtime::ControllerStats::clock_changes)
+      .def_readonly("skipped", &runtime::ControllerStats::skipped);
+
+  py::class_<FrequencyController>(
+      m, "FrequencyController",
+      "Applies one stage's schedule clocks on one GPU; a context manager that restores the "
+      "default clocks on exit.")
+      .def(py::init(&make_controller), py::arg("schedule"), py::arg("stage"), py::kw_only(),
+           py::arg("gpu") = 0u, py::arg("daemon_socket") = py::none(),
+           py::arg("restore_on_signals") = runtime::ControllerOptions{}.restore_on_signals,
+           release(),
+           "Checks every clock of the stage against the GPU. daemon_socket: kareusd's socket "
+           "(None: NVML in this process).")
+      .def_property_readonly("stage", &FrequencyController::stage)
+      .def("on_instruction_begin", &FrequencyController::on_instruction_begin, py::arg("stage"),
+           py::arg("microbatch"), py::arg("direction"), release(),
+           "Before each forward/backward; must be the stage's next instruction.")
+      .def("on_step_end", &FrequencyController::on_step_end, release(),
+           "End of an iteration; the schedule starts over.")
+      .def("wait_until_applied", &FrequencyController::wait_until_applied, release())
+      .def("restore_default_clocks", &FrequencyController::restore_default_clocks, release())
+      .def_property_readonly("stats", &FrequencyController::stats)
+      .def(
+          "__enter__", [](FrequencyController& c) -> FrequencyController& { return c; },
+          py::return_value_policy::reference)
+      .def(
+          "__exit__",
+          [](FrequencyController& c, const py::object&, const py::object&, const py::object&) {
+            py::gil_scoped_release unlocked;
+            c.restore_default_clocks();
+          },
+          py::arg("exc_type"), py::arg("exc_value"), py::arg("traceback"));
+
+  py::class_<runtime::EnergyMeasurement>(m, "EnergyMeasurement")
+      .def_property_readonly("time_s",
+                             [](const runtime::EnergyMeasurement& e) { return e.time.value(); })
+      .def_readonly("gpus", &runtime::EnergyMeasurement::gpus)
+      .def_property_readonly("gpu_energy_j",
+                             [](const runtime::EnergyMeasurement& e) {
+                               std::vector<double> out;
+                               for (const auto& j : e.gpu_energy) out.push_back(j.value());
+                               return out;
+                             })
+      .def_property_readonly(
+          "total_energy_j",
+          [](const runtime::EnergyMeasurement& e) { return e.total_energy.value(); })
+      .def("__repr__", [](const runtime::EnergyMeasurement& e) {
+        return "kareus.EnergyMeasurement(time_s=" + format_number(e.time.value()) +
+               ", total_energy_j=" + format_number(e.total_energy.value()) + ")";
+      });
+
+  py::class_<runtime::EnergyMonitor>(
+      m, "EnergyMonitor", "Named, nestable time and energy windows over NVML GPUs (Zeus-style).")
+      .def(py::init([](std::vector<unsigned> gpus, double power_sample_interval_s) {
+             runtime::EnergyMonitorOptions options;
+             options.power_sample_interval = Seconds(power_sample_interval_s);
+             return std::make_unique<runtime::EnergyMonitor>(std::make_shared<const nvml::Nvml>(),
+                                                             std::move(gpus), options);
+           }),
+           py::arg("gpus"), py::kw_only(),
+           py::arg("power_sample_interval_s") =
+               runtime::EnergyMonitorOptions{}.power_sample_interval.value(),
+           release())
+      .def("begin_window", &runtime::EnergyMonitor::begin_window, py::arg("name"), release())
+      .def("end_window", &runtime::EnergyMonitor::end_window, py::arg("name"), release())
+      .def("integrates_power", &runtime::EnergyMonitor::integrates_power, py::arg("gpu"));
+}
+
+}  // namespace kareus::python
