@@ -92,11 +92,25 @@ OptionSet sequential_options(const workload::Workload& w, const emulator::Emulat
 
 OptionSet default_nanobatch_options(const workload::Workload& w, const emulator::Emulator& emu,
                                     int stage, Direction d, const std::vector<MHz>& clocks) {
+  // The library defaults are spelt out per key so that the exported schedule tells the runtime
+  // what to launch, as it must for any nanobatch instruction (docs/schedule-format.md).
+  InstructionOption defaults;
+  const auto layout = layout_of(w, stage, d);
+  for (const auto& t : layout.tagged) {
+    if (t.config_key.empty()) continue;
+    const auto cfg = emulator::default_partition_config(emu, *t.partition);
+    if (t.config_key.starts_with(kRecomputePrefix)) {
+      defaults.recompute[t.partition->key] = cfg;
+    } else {
+      defaults.configs[t.partition->key] = cfg;
+    }
+  }
   std::vector<InstructionOption> out;
   for (MHz f : clocks) {
     const auto r =
-        emulator::run_instruction_nanobatch(w, emu, stage, d, emulator::ClockPolicy::locked_at(f));
-    out.push_back({r.time, r.dynamic_energy, f, false, true, {}, {}});
+        emulator::run_instruction_nanobatch(w, emu, stage, d, emulator::ClockPolicy::locked_at(f),
+                                            defaults.configs, defaults.recompute);
+    out.push_back({r.time, r.dynamic_energy, f, false, true, defaults.configs, defaults.recompute});
   }
   return pareto_options(std::move(out));
 }
@@ -142,11 +156,10 @@ OptionSet composed_options(const workload::Workload& w, const emulator::Emulator
       parts.push_back(std::move(kp));
     }
     if (!complete) continue;
-    if (parts.empty()) {  // nothing to overlap (e.g. TP = CP = 1): the partitions run alone
-      const auto r = fixed_cost(w, emu, stage, d, layout, policy);
-      out.push_back({r.time, r.dynamic_energy, f, false, true, {}, {}});
-      continue;
-    }
+    // Nothing to overlap (TP = CP = 1): splitting into nanobatches only shrinks the kernels, and a
+    // nanobatch instruction without partitions is not a schedule the runtime can play, so
+    // sequential execution (added below) stands alone.
+    if (parts.empty()) continue;
     // Minkowski sums, keeping each intermediate set to trace a sum back to its configurations.
     std::vector<frontier::ParetoSet> chain{parts.front().scaled};
     for (std::size_t k = 1; k < parts.size(); ++k)

@@ -247,15 +247,22 @@ std::vector<IterationPoint> ten_point_frontier(const MethodResult& m) {
             [](const auto& a, const auto& b) { return a.time > b.time; });
   const std::size_t n = by_plan.size();
   if (n <= 10) return by_plan;
-  const std::size_t stride = (n + 14) / 15;
+  // The artifact (create_frontier.sh) takes 15 samples back from the fastest plan with stride
+  // ceil(n / 15) and drops sample positions 0, 2, 4, 6, 8. Its n runs into the thousands; for
+  // a small n that stride can run past plan 0 (14 x stride > n - 1) and leave fewer than 15
+  // samples, so the stride shrinks to the largest that fits 15, and below 15 points every point
+  // is a sample. Dropping the first even positions until 10 remain always leaves 10 points.
+  std::size_t stride = (n + 14) / 15;
+  if (14 * stride > n - 1) stride = (n - 1) / 14;
+  const std::size_t count = stride == 0 ? n : 15;
+  if (stride == 0) stride = 1;
   std::vector<std::size_t> samples;
-  for (std::size_t k = 0; k < 15 && k * stride < n; ++k) samples.push_back(n - 1 - k * stride);
+  for (std::size_t k = 0; k < count; ++k) samples.push_back(n - 1 - k * stride);
   std::sort(samples.begin(), samples.end());
+  const std::size_t dropped = count - 10;
   std::vector<IterationPoint> out;
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    const bool dropped = i < 10 && i % 2 == 0 && samples.size() == 15;
-    if (!dropped) out.push_back(by_plan[samples[i]]);
-  }
+  for (std::size_t i = 0; i < samples.size(); ++i)
+    if (i % 2 != 0 || i >= 2 * dropped) out.push_back(by_plan[samples[i]]);
   return out;
 }
 
@@ -290,7 +297,9 @@ runtime::Schedule make_schedule(const PlanResult& plan, Method method,
   const auto assignment = m.solver.assignment(point.plan);
   runtime::Schedule s;
   s.workload = plan.workload.to_json();
-  s.method = to_string(method);
+  // The schedule names the execution model the runtime plays; the exhaustive search is only a
+  // different way of finding a Kareus plan.
+  s.method = to_string(method == Method::kKareusExhaustive ? Method::kKareus : method);
   s.gpu = plan.workload.gpu.name;
   s.predicted = {point.time, point.energy, point.dynamic_energy};
   const auto& dag = m.problem.dag;

@@ -78,7 +78,8 @@ PlanResult plan(const workload::Workload& w, const PlanOptions& options);
 const IterationPoint& select_by_deadline(const MethodResult& m, Seconds deadline);
 const IterationPoint& select_by_energy_budget(const MethodResult& m, Joules budget);
 const IterationPoint& select_max_throughput(const MethodResult& m);
-// The artifact's 10-point sampling (kareus-spec §5.2): denser at the fast end.
+// The artifact's 10-point sampling (kareus-spec §5.2): denser at the fast end; min(10, size)
+// points ordered slowest first (the solver's plan order), always including the fastest.
 std::vector<IterationPoint> ten_point_frontier(const MethodResult& m);
 
 Metrics compute_metrics(const MethodResult& m, const MethodResult* megatron,
