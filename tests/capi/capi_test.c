@@ -168,6 +168,46 @@ static int test_workload_errors(void) {
   return 0;
 }
 
+/* A workload file plans like the same workload given as a struct. */
+static int test_plan_from_file(void) {
+  char path[300];
+  snprintf(path, sizeof path, "%s.workload.json", log_path);
+  FILE* f = fopen(path, "w");
+  CHECK(f != NULL);
+  fputs(
+      "{\"model\": \"qwen3-1.7b\", \"gpu\": \"a100-sxm4-40gb\", \"parallelism\": "
+      "{\"pp\": 2, \"microbatch_size\": 1, \"sequence_length\": 2048, \"microbatches\": 4}}",
+      f);
+  fclose(f);
+  kareus_plan_options o;
+  kareus_plan_options_init(&o);
+  o.methods = "megatron";
+  kareus_plan *from_file = NULL, *from_struct = NULL;
+  const kareus_status status = kareus_plan_create_from_file(path, &o, &from_file);
+  unlink(path);
+  CHECK_OK(status);
+  kareus_workload w;
+  kareus_workload_init(&w);
+  w.model = "qwen3-1.7b";
+  w.gpu = "a100-sxm4-40gb";
+  w.pp = 2;
+  w.microbatches = 4;
+  CHECK_OK(kareus_plan_create(&w, &o, &from_struct));
+  size_t n = 0, m = 0;
+  CHECK_OK(kareus_plan_frontier_size(from_file, "megatron", &n));
+  CHECK_OK(kareus_plan_frontier_size(from_struct, "megatron", &m));
+  CHECK(n == m && n >= 1);
+  kareus_point a, b;
+  CHECK_OK(kareus_plan_frontier_point(from_file, "megatron", 0, &a));
+  CHECK_OK(kareus_plan_frontier_point(from_struct, "megatron", 0, &b));
+  CHECK(a.time_s == b.time_s && a.energy_j == b.energy_j);
+  kareus_plan_free(from_file);
+  kareus_plan_free(from_struct);
+  CHECK_STATUS(kareus_plan_create_from_file(path, &o, &from_file), KAREUS_ERROR_INVALID_INPUT);
+  CHECK_ERROR_MENTIONS(path);
+  return 0;
+}
+
 /* Plans a small job with the two fast methods, checks the frontiers and the selection rules,
  * then enforces the planned schedule on the fake A100 and finds its clocks in the log. */
 static int test_plan_to_controller(void) {
@@ -455,6 +495,7 @@ int main(void) {
       {"controller", test_controller},
       {"nvml_unavailable", test_nvml_unavailable},
       {"monitor", test_monitor},
+      {"plan_from_file", test_plan_from_file},
       {"plan_to_controller", test_plan_to_controller},
   };
   int failed = 0;

@@ -2,6 +2,8 @@
 monitor, the latter two against the fake NVML (tests/nvml/fake_nvml)."""
 
 import json
+import os
+import signal
 import time
 
 import pytest
@@ -182,6 +184,18 @@ def test_controller_refuses_divergence_and_calls_after_restore(schedule_path, nv
     assert nvml_log.lines() == ["nvmlDeviceSetGpuLockedClocks 0 1200 1200", reset_line()]
     with pytest.raises(kareus.Error, match="stage"):
         kareus.FrequencyController(schedule, 2)
+
+
+def test_sigint_resets_the_clocks_and_still_interrupts_python(schedule_path, nvml_log):
+    controller = kareus.FrequencyController(kareus.load_schedule(schedule_path), 0)
+    controller.on_instruction_begin(0, 0, "forward")
+    controller.wait_until_applied()
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)  # the interrupt ends this early
+    assert nvml_log.lines() == ["nvmlDeviceSetGpuLockedClocks 0 930 930", reset_line()]
+    with pytest.raises(kareus.Error, match="default clocks restored"):
+        controller.on_instruction_begin(0, 1, "forward")
 
 
 def test_missing_nvml_is_an_nvml_error(schedule_path, monkeypatch):
