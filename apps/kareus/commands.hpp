@@ -12,6 +12,7 @@ void register_kernel_dvfs_command(CLI::App& app);
 void register_gpus_command(CLI::App& app);
 void register_models_command(CLI::App& app);
 void register_simulate_command(CLI::App& app);
+void register_search_command(CLI::App& app);
 void register_plan_command(CLI::App& app);
 void register_pipeline_solve_command(CLI::App& app);
 void register_run_schedule_command(CLI::App& app);

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   kareus::cli::register_gpus_command(app);
   kareus::cli::register_models_command(app);
   kareus::cli::register_simulate_command(app);
+  kareus::cli::register_search_command(app);
   kareus::cli::register_plan_command(app);
   kareus::cli::register_energylens_command(app);
   kareus::cli::register_kernel_dvfs_command(app);

@@ -57,9 +57,9 @@ ConfigSpace ConfigSpace::of(const Partition& p, const GpuSpec& gpu) {
   if (p.fixed || !p.comm) {
     throw Error(fmt::format(
         "partition '{}' has nothing to search: {}", p.key.empty() ? "(no collective)" : p.key,
-        p.fixed ? fmt::format("it runs the fixed configuration {} on {} SMs",
-                              p.slots.empty() ? "" : p.slots.front().name, kTrailSms)
-                : "it overlaps no collective"));
+        !p.comm ? std::string("it overlaps no collective")
+                : fmt::format("it runs the fixed configuration {} on {} SMs",
+                              p.slots.empty() ? "" : p.slots.front().name, kTrailSms)));
   }
   std::vector<std::string> slots;
   for (const LaunchSlot& s : p.launch_options) slots.push_back(s.name);
