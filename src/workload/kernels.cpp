@@ -300,6 +300,20 @@ Kernel gradient_reduction(const Workload& w, int stage) {
                     w.data_parallel_crosses_nodes() ? Link::kScaleOut : Link::kNvlink);
 }
 
+double bus_bytes(const Kernel& collective) {
+  const double n = std::max(1, collective.group_size);
+  switch (collective.collective) {
+    case Collective::kAllReduce:
+      return collective.comm_bytes * 2.0 * (n - 1) / n;
+    case Collective::kAllGather:
+    case Collective::kReduceScatter:
+      return collective.comm_bytes * (n - 1) / n;
+    case Collective::kSendRecv:
+      return collective.comm_bytes;
+  }
+  return collective.comm_bytes;
+}
+
 double iteration_flops(const Workload& w) {
   double per_pipeline = 0;
   for (int s = 0; s < w.parallelism.pp; ++s) {

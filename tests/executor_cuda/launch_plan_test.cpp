@@ -85,13 +85,13 @@ TEST(LaunchPlan, BusBytesFollowTheStandardVolumeFactors) {
   k.comm_bytes = 1000;
   k.group_size = 4;
   k.collective = workload::Collective::kAllReduce;
-  EXPECT_DOUBLE_EQ(collective_bus_bytes(k), 1500);
+  EXPECT_DOUBLE_EQ(workload::bus_bytes(k), 1500);
   k.collective = workload::Collective::kAllGather;
-  EXPECT_DOUBLE_EQ(collective_bus_bytes(k), 750);
+  EXPECT_DOUBLE_EQ(workload::bus_bytes(k), 750);
   k.collective = workload::Collective::kReduceScatter;
-  EXPECT_DOUBLE_EQ(collective_bus_bytes(k), 750);
+  EXPECT_DOUBLE_EQ(workload::bus_bytes(k), 750);
   k.collective = workload::Collective::kSendRecv;
-  EXPECT_DOUBLE_EQ(collective_bus_bytes(k), 1000);
+  EXPECT_DOUBLE_EQ(workload::bus_bytes(k), 1000);
 }
 
 TEST(LaunchPlan, LaunchIndexIsTheSlotsOp) {

@@ -2,8 +2,6 @@
 // input per validation rule (exit 2, one line naming the file, line and column).
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "common/run_cli.hpp"
 #include "kareus/core/json.hpp"
 
 namespace kareus {
@@ -18,28 +17,8 @@ namespace {
 
 const std::string kProfile = std::string(KAREUS_TEST_DATA_DIR) + "/frontier/gpt3-175b+a40_bf16.csv";
 
-struct Run {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-Run run(const std::string& args) {
-  const auto err_path =
-      std::filesystem::temp_directory_path() / ("kareus_cli_err_" + std::to_string(::getpid()));
-  const std::string command =
-      std::string(KAREUS_BINARY) + " pipeline-solve " + args + " 2>" + err_path.string();
-  Run r;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  std::array<char, 4096> buffer{};
-  while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe))
-    r.out.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream err(err_path);
-  r.err.assign(std::istreambuf_iterator<char>(err), {});
-  std::filesystem::remove(err_path);
-  return r;
+testing::CliRun run(const std::string& args) {
+  return testing::run_cli(KAREUS_BINARY, "pipeline-solve " + args);
 }
 
 std::string write_profile(const std::string& name, const std::string& text) {

@@ -56,10 +56,6 @@ struct LaunchPlan {
   std::int64_t max_elementwise() const;
 };
 
-// Bytes one GPU sends (and receives) in a collective: the standard bus-bandwidth volume factors
-// of nccl-tests' PERFORMANCE.md (AllReduce 2(n-1)/n, AllGather and ReduceScatter (n-1)/n).
-double collective_bus_bytes(const workload::Kernel& collective);
-
 // The launches of `p` under `config` on a GPU with `device_sms` SMs. Throws kareus::Error naming
 // the partition and the field for an unknown slot, an SM count outside 1..device_sms-1, a
 // collective inside the compute segment or a GEMM kernel without a shape.

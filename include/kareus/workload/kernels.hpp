@@ -57,6 +57,11 @@ Kernel pipeline_transfer(const Workload& w);
 // The data-parallel gradient AllReduce of one stage at the end of the iteration (DP > 1).
 Kernel gradient_reduction(const Workload& w, int stage);
 
+// Bytes one GPU sends (and receives) in a collective: the bus-bandwidth volume factors of
+// nccl-tests' PERFORMANCE.md (AllReduce 2(n-1)/n, AllGather and ReduceScatter (n-1)/n) times
+// the buffer size.
+double bus_bytes(const Kernel& collective);
+
 // FLOPs of one whole iteration over all GPUs, from the kernel lists (for cross-checks).
 double iteration_flops(const Workload& w);
 

@@ -89,20 +89,6 @@ std::int64_t LaunchPlan::max_elementwise() const {
   return out;
 }
 
-double collective_bus_bytes(const Kernel& collective) {
-  const double n = std::max(1, collective.group_size);
-  switch (collective.collective) {
-    case Collective::kAllReduce:
-      return collective.comm_bytes * 2.0 * (n - 1) / n;
-    case Collective::kAllGather:
-    case Collective::kReduceScatter:
-      return collective.comm_bytes * (n - 1) / n;
-    case Collective::kSendRecv:
-      return collective.comm_bytes;
-  }
-  return collective.comm_bytes;
-}
-
 LaunchPlan plan_partition(const partition::Partition& p, const partition::ExecConfig& config,
                           int device_sms) {
   LaunchPlan plan;
@@ -136,7 +122,7 @@ LaunchPlan plan_partition(const partition::Partition& p, const partition::ExecCo
           fmt::format("1..{} (the GPU has {} SMs and compute needs at least one)", device_sms - 1,
                       device_sms));
   // The copy loop moves 16-byte vectors; a collective's buffers are whole bf16 activations.
-  const double bytes = collective_bus_bytes(*p.comm);
+  const double bytes = workload::bus_bytes(*p.comm);
   plan.comm =
       CommLaunch{16 * std::max<std::int64_t>(1, std::llround(bytes / 16.0)), config.comm_sms};
   plan.launch_index = slot->op_index;

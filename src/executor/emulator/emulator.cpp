@@ -8,27 +8,12 @@
 namespace kareus::emulator {
 namespace {
 
-using workload::Collective;
 using workload::Kernel;
 using workload::KernelKind;
 
 // A collective reads its local data once and writes what it receives once per byte of
 // algorithm volume [E], which is the HBM traffic it competes for.
 constexpr double kCollectiveHbmBytesPerVolumeByte = 2.0;
-
-double volume_factor(const Kernel& k) {
-  const double n = k.group_size;
-  switch (k.collective) {
-    case Collective::kAllReduce:
-      return 2.0 * (n - 1) / n;
-    case Collective::kAllGather:
-    case Collective::kReduceScatter:
-      return (n - 1) / n;
-    case Collective::kSendRecv:
-      return 1.0;
-  }
-  return 1.0;
-}
 
 }  // namespace
 
@@ -88,7 +73,7 @@ Emulator::Phase Emulator::evaluate(const Kernel* compute, const Kernel* comm, in
                           ? g.scale_out_bandwidth_per_gpu_gbps * 1e9
                           : g.collective_busbw_ceiling_gbps * 1e9 *
                                 g.collective_sm_scaling(static_cast<double>(comm_sms));
-    const double volume = volume_factor(*comm) * comm->comm_bytes;
+    const double volume = workload::bus_bytes(*comm);
     comm_alone = g.collective_latency.value() + volume / std::max(bw, 1.0);
     comm_demand = kCollectiveHbmBytesPerVolumeByte * volume / comm_alone;
   }
@@ -117,8 +102,7 @@ Emulator::Phase Emulator::evaluate(const Kernel* compute, const Kernel* comm, in
   }
   if (comm) {
     sm_power += per_sm_full * comm_sms * g.data_movement_sm_activity;
-    hbm_rate += kCollectiveHbmBytesPerVolumeByte * volume_factor(*comm) * comm->comm_bytes /
-                p.comm_duration;
+    hbm_rate += kCollectiveHbmBytesPerVolumeByte * workload::bus_bytes(*comm) / p.comm_duration;
   }
   p.dynamic_power = sm_power + hbm_rate * 8.0 * g.memory_access_energy_pj_per_bit * 1e-12;
   return p;
