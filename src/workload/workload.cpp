@@ -17,15 +17,15 @@ std::vector<int> Workload::stage_layers() const {
   if (!parallelism.layer_split.empty()) return parallelism.layer_split;
   const int layers = model.num_hidden_layers;
   const int pp = parallelism.pp;
-  std::vector<int> split(pp, layers / pp);
-  // The paper splits Llama-3.2-3B's 28 layers 15/13 over two stages: the earlier stage takes
-  // the extra layer because the last stage also carries the output layer and the loss.
-  int extra = layers % pp;
-  if (extra == 0 && pp == 2 && layers >= 4) {
-    split = {layers / 2 + 1, layers / 2 - 1};
-  } else {
-    for (int s = 0; s < extra; ++s) ++split[s];
-  }
+  // The last stage also runs the output layer and the loss, worth about one layer: split L + 1
+  // units as evenly as possible (earlier stages take the extras) and give the last stage one
+  // layer less. This reproduces the paper's 15/13 split of 28 layers over two stages.
+  const int units = layers + 1;
+  std::vector<int> split(pp);
+  for (int s = 0; s < pp; ++s) split[s] = units / pp + (s < units % pp ? 1 : 0);
+  split.back() -= 1;
+  if (pp > 1 && split.back() >= 1) return split;
+  for (int s = 0; s < pp; ++s) split[s] = layers / pp + (s < layers % pp ? 1 : 0);
   return split;
 }
 

@@ -146,3 +146,25 @@ TEST(Workload, LoadsHfStyleConfig) {
 
 }  // namespace
 }  // namespace kareus::workload
+
+namespace kareus::workload {
+namespace {
+
+TEST(Workload, LayerSplitLeavesRoomForTheOutputLayer) {
+  auto split = [](const char* model, int pp) {
+    WorkloadRequest r;
+    r.model = model;
+    r.gpu = "a100-sxm4-40gb";
+    r.parallelism.pp = pp;
+    return make_workload(r).stage_layers();
+  };
+  EXPECT_EQ(split("llama3.2-3b", 2), (std::vector<int>{15, 13}));  // the paper's split
+  EXPECT_EQ(split("llama3.2-3b", 4), (std::vector<int>{8, 7, 7, 6}));
+  EXPECT_EQ(split("llama3.2-3b", 1), (std::vector<int>{28}));
+  EXPECT_EQ(split("llama3.3-70b", 10), (std::vector<int>{9, 8, 8, 8, 8, 8, 8, 8, 8, 7}));
+  // One layer per stage leaves nothing to move: an even split.
+  EXPECT_EQ(split("llama3.2-3b", 28), std::vector<int>(28, 1));
+}
+
+}  // namespace
+}  // namespace kareus::workload
