@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "commands.hpp"
@@ -24,8 +25,8 @@ struct PlanFlags {
   std::uint64_t seed = 0;
   std::string db;
   double noise = 0;
-  double deadline = 0;
-  double energy_budget = 0;
+  std::optional<double> deadline;
+  std::optional<double> energy_budget;
   bool max_throughput = false;
   std::string out;
   std::string export_artifact;
@@ -124,6 +125,13 @@ void register_plan_command(CLI::App& app) {
     require(f->unit_time_ms > 0, "command line", "--unit-time-ms", format_number(f->unit_time_ms),
             "must be positive");
     opt.unit_time = milliseconds(f->unit_time_ms);
+    // Checked before planning, which can take minutes, rather than when selecting.
+    if (f->deadline)
+      require(*f->deadline > 0, "command line", "--deadline", format_number(*f->deadline),
+              "must be a positive number of seconds");
+    if (f->energy_budget)
+      require(*f->energy_budget > 0, "command line", "--energy-budget",
+              format_number(*f->energy_budget), "must be a positive number of joules");
     std::unique_ptr<store::Store> db;
     const bool searches = std::any_of(opt.methods.begin(), opt.methods.end(), [](auto m) {
       return m == planner::Method::kKareus || m == planner::Method::kKareusExhaustive;
@@ -146,12 +154,12 @@ void register_plan_command(CLI::App& app) {
     const auto& cm = result.methods.at(chosen);
     const planner::IterationPoint* selected = &planner::select_max_throughput(cm);
     std::string selection = "max-throughput";
-    if (f->deadline != 0) {
-      selected = &planner::select_by_deadline(cm, Seconds(f->deadline));
-      selection = fmt::format("deadline {:g} s", f->deadline);
-    } else if (f->energy_budget != 0) {
-      selected = &planner::select_by_energy_budget(cm, Joules(f->energy_budget));
-      selection = fmt::format("energy budget {:g} J", f->energy_budget);
+    if (f->deadline) {
+      selected = &planner::select_by_deadline(cm, Seconds(*f->deadline));
+      selection = fmt::format("deadline {:g} s", *f->deadline);
+    } else if (f->energy_budget) {
+      selected = &planner::select_by_energy_budget(cm, Joules(*f->energy_budget));
+      selection = fmt::format("energy budget {:g} J", *f->energy_budget);
     }
 
     Json summary{{"workload", w.to_json()}, {"methods", Json::object()}};

@@ -1,0 +1,150 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "common/run_cli.hpp"
+#include "kareus/core/json.hpp"
+#include "kareus/runtime/schedule.hpp"
+
+namespace kareus {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kTmp = fs::temp_directory_path() / ("kareus_plan_cli_" + std::to_string(::getpid()));
+
+// Defined after kTmp, so destroyed before it.
+struct RemoveTmpAtExit {
+  ~RemoveTmpAtExit() { fs::remove_all(kTmp); }
+} remove_tmp_at_exit;
+
+// The paper's first configuration with half the microbatches, to keep the test short.
+std::string plan_args(const std::string& extra) {
+  return "plan --model llama3.2-3b --tp 8 --pp 2 --mbs 8 --seq 4096 --microbatches 4 --quiet "
+         "--db " +
+         (kTmp / "store.sqlite").string() + " " + extra;
+}
+
+testing::CliRun kareus(const std::string& args) {
+  fs::create_directories(kTmp);
+  return testing::run_cli(KAREUS_BINARY, args);
+}
+
+JsonDocument parse(const testing::CliRun& r) {
+  return JsonDocument::parse(r.out, "stdout");
+}
+
+TEST(PlanCli, JsonListsEveryMethodWithMetricsAndTheSelection) {
+  const auto r = kareus(plan_args("--json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = parse(r);
+  const auto root = doc.root();
+  for (const char* m : {"megatron", "perseus", "nanobatch-perseus", "kareus"}) {
+    SCOPED_TRACE(m);
+    const auto method = root.at("methods").at(m);
+    EXPECT_GT(method.at("max_throughput").positive_number("time_s"), 0.0);
+    EXPECT_GE(method.at("min_energy").positive_number("time_s"),
+              method.at("max_throughput").positive_number("time_s"));
+    EXPECT_LE(method.at("ten_point_frontier").size(), 10u);
+    EXPECT_EQ(method.at("frontier").size(),
+              static_cast<std::size_t>(method.positive_integer("frontier_size")));
+    method.at("metrics").at("iso_time_energy_reduction");
+  }
+  EXPECT_EQ(root.at("selected").string("method"), "kareus");
+  EXPECT_EQ(root.at("selected").string("rule"), "max-throughput");
+  EXPECT_EQ(root.at("selected").at("point").number("time_s"),
+            root.at("methods").at("kareus").at("max_throughput").number("time_s"));
+}
+
+TEST(PlanCli, DeadlineAndBudgetSelectOnTheChosenFrontier) {
+  const auto base = kareus(plan_args("--methods perseus --json"));
+  ASSERT_EQ(base.exit_code, 0) << base.err;
+  const auto doc = parse(base);
+  const auto perseus = doc.root().at("methods").at("perseus");
+  const double fastest = perseus.at("max_throughput").number("time_s");
+  const double slowest = perseus.at("min_energy").number("time_s");
+  const double deadline = (fastest + slowest) / 2;
+
+  const auto by_deadline =
+      kareus(plan_args("--methods perseus --json --deadline " + std::to_string(deadline)));
+  ASSERT_EQ(by_deadline.exit_code, 0) << by_deadline.err;
+  const auto deadline_doc = parse(by_deadline);
+  const auto chosen = deadline_doc.root().at("selected").at("point");
+  EXPECT_LE(chosen.number("time_s"), deadline);
+  // No frontier point within the deadline uses less energy.
+  const auto frontier = perseus.at("frontier");
+  for (std::size_t i = 0; i < frontier.size(); ++i) {
+    if (frontier.at(i).number("time_s") <= deadline) {
+      EXPECT_GE(frontier.at(i).number("energy_j"), chosen.number("energy_j"));
+    }
+  }
+
+  const double budget = chosen.number("energy_j");
+  const auto by_budget =
+      kareus(plan_args("--methods perseus --json --energy-budget " + std::to_string(budget + 1)));
+  ASSERT_EQ(by_budget.exit_code, 0) << by_budget.err;
+  EXPECT_LE(parse(by_budget).root().at("selected").at("point").number("time_s"),
+            chosen.number("time_s"));
+}
+
+TEST(PlanCli, OutWritesFrontiersSummaryAndALoadableSchedule) {
+  const auto out = kTmp / "out";
+  const auto artifact = kTmp / "artifact";
+  fs::remove_all(out);
+  fs::remove_all(artifact);
+  const auto r = kareus(plan_args("--out " + out.string() + " --export-artifact " +
+                                  artifact.string() + " --deadline 100"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("selected (kareus, deadline 100 s)"), std::string::npos) << r.out;
+  for (const char* m : {"megatron", "perseus", "nanobatch-perseus", "kareus"})
+    EXPECT_TRUE(fs::exists(out / (std::string("frontier_") + m + ".csv"))) << m;
+  const auto schedule = runtime::load_schedule(out / "schedule.json");
+  EXPECT_EQ(schedule.method, "kareus");
+  EXPECT_EQ(schedule.stages.size(), 2u);
+  const auto summary = JsonDocument::load_file((out / "summary.json").string());
+  EXPECT_DOUBLE_EQ(summary.root().at("selected").at("point").number("time_s"),
+                   schedule.predicted.iteration_time.value());
+  const auto files = std::distance(fs::directory_iterator(artifact), fs::directory_iterator{});
+  EXPECT_EQ(files, 20);
+}
+
+struct BadInput {
+  std::string args;
+  std::string message;  // a fragment the one-line error must contain
+};
+
+TEST(PlanCli, BadInputGivesOneLineExitCode2AndNoFiles) {
+  const auto out = kTmp / "bad_out";
+  fs::remove_all(out);
+  const std::string to = " --out " + out.string();
+  const std::vector<BadInput> cases = {
+      {plan_args("--methods perseus --deadline 0.5" + to), "below the fastest plan"},
+      {plan_args("--methods perseus --deadline 0" + to), "--deadline = 0: must be a positive"},
+      {plan_args("--deadline -3" + to), "--deadline = -3: must be a positive"},
+      {plan_args("--energy-budget -100" + to), "--energy-budget = -100: must be a positive"},
+      {plan_args("--methods perseus --energy-budget 10" + to), "below the least-energy plan"},
+      {plan_args("--methods perseus,zeus" + to), "allowed: megatron, perseus"},
+      {plan_args("--methods ," + to), "give at least one method"},
+      {plan_args("--strategy greedy" + to), "greedy"},
+      {plan_args("--deadline 5 --energy-budget 9000" + to), "excludes"},
+      {plan_args("--noise 0.7" + to), "--noise = 0.7"},
+      {plan_args("--unit-time-ms 0" + to), "--unit-time-ms = 0"},
+      {"plan --model llama3.2-3b --tp 8 --pp 2 --mbs 3 --microbatches 4 --methods kareus --quiet",
+       "microbatch_size = 3: must be even"},
+      {"plan --quiet", "no workload"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.args);
+    const auto r = kareus(c.args);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_TRUE(r.out.empty()) << "no partial output: " << r.out;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(out)) << "no partial files";
+  }
+}
+
+}  // namespace
+}  // namespace kareus
