@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -31,6 +32,8 @@ struct PlanFlags {
   std::string out;
   std::string export_artifact;
   double unit_time_ms = 1.0;
+  std::string clock_granularity = "instruction";
+  double switch_latency_ms = kernel_dvfs::kDefaultSwitchLatency.value() * 1e3;
   bool json = false;
   bool quiet = false;
 };
@@ -111,6 +114,12 @@ void register_plan_command(CLI::App& app) {
                   "Also write the Kareus artifact's freqs/scheds_pipeline_%05d.py files here");
   cmd->add_option("--unit-time-ms", f->unit_time_ms, "Pipeline solver time unit (ms)")
       ->capture_default_str();
+  cmd->add_option("--clock-granularity", f->clock_granularity,
+                  "Kareus clocks per instruction (the paper) or per partition, paying each switch")
+      ->capture_default_str();
+  cmd->add_option("--switch-latency-ms", f->switch_latency_ms,
+                  "Clock switch latency for --clock-granularity partition (docs/kernel-dvfs.md)")
+      ->capture_default_str();
   cmd->add_flag("--json", f->json, "Print summary.json on stdout");
   cmd->add_flag("--quiet", f->quiet, "No progress on stderr");
   cmd->callback([f] {
@@ -125,6 +134,15 @@ void register_plan_command(CLI::App& app) {
     require(f->unit_time_ms > 0, "command line", "--unit-time-ms", format_number(f->unit_time_ms),
             "must be positive");
     opt.unit_time = milliseconds(f->unit_time_ms);
+    opt.clock_granularity = planner::parse_clock_granularity(f->clock_granularity);
+    require(std::isfinite(f->switch_latency_ms) && f->switch_latency_ms >= 0, "command line",
+            "--switch-latency-ms", format_number(f->switch_latency_ms),
+            "must be a number of milliseconds >= 0");
+    opt.partition_clocks.switch_latency = milliseconds(f->switch_latency_ms);
+    if (opt.clock_granularity == planner::ClockGranularity::kPartition)
+      require(f->export_artifact.empty(), "command line", "--export-artifact", f->export_artifact,
+              "the artifact's format has one clock per instruction; use --clock-granularity "
+              "instruction");
     // Checked before planning, which can take minutes, rather than when selecting.
     if (f->deadline)
       require(*f->deadline > 0, "command line", "--deadline", format_number(*f->deadline),
@@ -191,6 +209,9 @@ void register_plan_command(CLI::App& app) {
                      fmt::format("{:.1f}", r.profiling_gpu_hours)});
     }
     summary["metrics"] = metrics_json(result.metrics.at(chosen));
+    summary["clock_granularity"] = {
+        {"granularity", planner::to_string(opt.clock_granularity)},
+        {"switch_latency_s", opt.partition_clocks.switch_latency.value()}};
     summary["selected"] = {{"method", planner::to_string(chosen)},
                            {"rule", selection},
                            {"point", point_json(*selected)}};
@@ -217,6 +238,9 @@ void register_plan_command(CLI::App& app) {
         w.parallelism.pp, w.parallelism.dp, w.parallelism.microbatches,
         w.parallelism.microbatch_size, w.parallelism.sequence_length);
     text += table.render();
+    if (opt.clock_granularity == planner::ClockGranularity::kPartition)
+      text += fmt::format("\nkareus clocks per partition, {:g} ms per clock switch\n",
+                          f->switch_latency_ms);
     text += fmt::format("\nselected ({}, {}): {:.3f} s, {:.0f} J per iteration\n",
                         planner::to_string(chosen), selection, selected->time.value(),
                         selected->energy.value());

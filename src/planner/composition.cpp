@@ -85,7 +85,7 @@ OptionSet sequential_options(const workload::Workload& w, const emulator::Emulat
   for (MHz f : clocks) {
     const auto r =
         emulator::run_instruction_sequential(w, emu, stage, d, emulator::ClockPolicy::locked_at(f));
-    out.push_back({r.time, r.dynamic_energy, f, false, false, {}, {}});
+    out.push_back({r.time, r.dynamic_energy, f, false, false, {}, {}, {}});
   }
   return pareto_options(std::move(out));
 }
@@ -110,7 +110,8 @@ OptionSet default_nanobatch_options(const workload::Workload& w, const emulator:
     const auto r =
         emulator::run_instruction_nanobatch(w, emu, stage, d, emulator::ClockPolicy::locked_at(f),
                                             defaults.configs, defaults.recompute);
-    out.push_back({r.time, r.dynamic_energy, f, false, true, defaults.configs, defaults.recompute});
+    out.push_back(
+        {r.time, r.dynamic_energy, f, false, true, defaults.configs, defaults.recompute, {}});
   }
   return pareto_options(std::move(out));
 }

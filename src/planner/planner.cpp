@@ -130,7 +130,7 @@ MethodResult run_method(const workload::Workload& w, const emulator::Emulator& e
         case Method::kMegatron: {
           const auto r = emulator::run_instruction_sequential(
               w, emu, s, d, emulator::ClockPolicy::governor(w.gpu.power_limit_default));
-          set.push_back({r.time, r.dynamic_energy, r.average_clock(), true, false, {}, {}});
+          set.push_back({r.time, r.dynamic_energy, r.average_clock(), true, false, {}, {}, {}});
           break;
         }
         case Method::kPerseus:
@@ -143,6 +143,9 @@ MethodResult run_method(const workload::Workload& w, const emulator::Emulator& e
         case Method::kKareus:
         case Method::kKareusExhaustive:
           set = composed_options(w, emu, s, d, clocks, keys);
+          if (options.clock_granularity == ClockGranularity::kPartition)
+            set = partition_clock_options(w, emu, s, d, clocks, keys, std::move(set),
+                                          options.partition_clocks);
           break;
       }
       result.option_sets[set_index(s, d)] = std::move(set);
@@ -316,6 +319,7 @@ runtime::Schedule make_schedule(const PlanResult& plan, Method method,
       si.execution = opt.nanobatch ? "nanobatch" : "sequential";
       for (const auto& [key, c] : opt.configs) si.partitions[key] = {c.slot, c.sms};
       for (const auto& [key, c] : opt.recompute) si.recompute_partitions[key] = {c.slot, c.sms};
+      for (MHz f : opt.step_clocks) si.step_clocks.push_back(MHz(std::round(f.value())));
       ss.instructions.push_back(std::move(si));
     }
     s.stages.push_back(std::move(ss));

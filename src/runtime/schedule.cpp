@@ -55,7 +55,7 @@ std::map<std::string, PartitionLaunch> parse_partitions(const JsonValue& object)
 
 ScheduleInstruction parse_instruction(const JsonValue& json) {
   reject_unknown_keys(json, {"microbatch", "direction", "clock_mhz", "execution", "partitions",
-                             "recompute_partitions"});
+                             "recompute_partitions", "step_clocks_mhz"});
   ScheduleInstruction in;
   in.microbatch = small_int(json.at("microbatch"), 0);
   in.direction = one_of(json.at("direction"), {"forward", "backward"});
@@ -72,6 +72,15 @@ ScheduleInstruction parse_instruction(const JsonValue& json) {
   }
   if (in.execution == "sequential" && has_partitions) {
     json.fail("a sequential instruction launches no partitions; use execution \"nanobatch\"");
+  }
+  if (auto steps = json.find("step_clocks_mhz")) {
+    if (in.execution != "nanobatch") steps->fail("only a nanobatch instruction has steps");
+    if (!steps->is_array() || steps->size() == 0) steps->fail("expected a non-empty array");
+    for (std::size_t i = 0; i < steps->size(); ++i)
+      in.step_clocks.emplace_back(static_cast<double>(small_int(steps->at(i), 1)));
+    if (in.step_clocks.front() != in.clock)
+      steps->at(0).fail(fmt::format("expected clock_mhz ({:.0f}): the instruction starts at it",
+                                    in.clock.value()));
   }
   return in;
 }
@@ -192,6 +201,11 @@ std::string to_json(const Schedule& s) {
       if (!in.partitions.empty()) j["partitions"] = partitions_json(in.partitions);
       if (!in.recompute_partitions.empty()) {
         j["recompute_partitions"] = partitions_json(in.recompute_partitions);
+      }
+      if (!in.step_clocks.empty()) {
+        Json steps = Json::array();
+        for (MHz f : in.step_clocks) steps.push_back(static_cast<std::int64_t>(f.value()));
+        j["step_clocks_mhz"] = std::move(steps);
       }
       instructions.push_back(std::move(j));
     }

@@ -63,6 +63,40 @@ TEST(Schedule, SequentialInstructionsRoundTripWithoutPartitions) {
   EXPECT_EQ(parse_schedule(text, "seq.json"), s);
 }
 
+TEST(Schedule, StepClocksRoundTripAndAreOptional) {
+  Schedule s = load_schedule(kFixture);
+  auto& in = s.stages[0].instructions[0];
+  in.step_clocks = {in.clock, MHz(1200), MHz(1200), in.clock};
+  const std::string text = to_json(s);
+  EXPECT_NE(text.find("\"step_clocks_mhz\""), std::string::npos);
+  EXPECT_EQ(parse_schedule(text, "steps.json"), s);
+  EXPECT_EQ(to_json(parse_schedule(text, "steps.json")), text);
+  // A schedule without the field (every schedule before it existed) reads as before.
+  EXPECT_TRUE(load_schedule(kFixture).stages[0].instructions[0].step_clocks.empty());
+}
+
+TEST(Schedule, StepClocksAreChecked) {
+  EXPECT_NE(error_after([](Json& d) {
+              d["stages"][0]["instructions"][0]["step_clocks_mhz"] = Json::array({1200, 930});
+            }).find("/stages/0/instructions/0/step_clocks_mhz/0 = 1200: expected clock_mhz (930)"),
+            std::string::npos);
+  EXPECT_NE(error_after([](Json& d) {
+              d["stages"][0]["instructions"][0]["step_clocks_mhz"] = Json::array();
+            }).find("step_clocks_mhz = []: expected a non-empty array"),
+            std::string::npos);
+  EXPECT_NE(error_after([](Json& d) {
+              d["stages"][0]["instructions"][0]["step_clocks_mhz"] = Json::array({930, 0});
+            }).find("step_clocks_mhz/1 = 0"),
+            std::string::npos);
+  EXPECT_NE(error_after([](Json& d) {
+              auto& in = d["stages"][0]["instructions"][0];
+              in["execution"] = "sequential";
+              in.erase("partitions");
+              in["step_clocks_mhz"] = Json::array({930});
+            }).find("only a nanobatch instruction has steps"),
+            std::string::npos);
+}
+
 TEST(Schedule, FieldErrorsNameFileAndPointer) {
   EXPECT_EQ(error_after([](Json& d) { d["format_version"] = 2; }),
             "s.json: /format_version = 2: this Kareus reads format_version 1");
@@ -86,7 +120,7 @@ TEST(Schedule, FieldErrorsNameFileAndPointer) {
   EXPECT_EQ(error_after([](Json& d) { d["stages"][0]["instructions"][0]["clokc_mhz"] = 900; }),
             "s.json: /stages/0/instructions/0/clokc_mhz = 900: unknown field \"clokc_mhz\"; "
             "allowed: microbatch, direction, clock_mhz, execution, partitions, "
-            "recompute_partitions");
+            "recompute_partitions, step_clocks_mhz");
   EXPECT_EQ(error_after([](Json& d) { d["stages"][1]["stage"] = 0; }),
             "s.json: /stages/1/stage = 0: expected 1 (stages in order)");
 }

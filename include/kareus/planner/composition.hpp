@@ -21,6 +21,9 @@ struct InstructionOption {
   bool nanobatch = false;
   emulator::KeyConfigs configs;    // the instruction's own partitions
   emulator::KeyConfigs recompute;  // the re-run forward of a backward under full recomputation
+  // Partition clock granularity only: the clock of each step of instruction_steps() (`clock` is
+  // the first); empty when the whole instruction runs at `clock` (partition_clocks.hpp).
+  std::vector<MHz> step_clocks;
 };
 
 // Pareto set in (time, dynamic energy), by increasing time.

@@ -11,6 +11,7 @@
 
 #include "kareus/frontier/pipeline_solver.hpp"
 #include "kareus/planner/composition.hpp"
+#include "kareus/planner/partition_clocks.hpp"
 #include "kareus/runtime/schedule.hpp"
 #include "kareus/search/search.hpp"
 #include "kareus/store/store.hpp"
@@ -61,6 +62,9 @@ struct PlanOptions {
   store::Store* store = nullptr;
   double noise_sigma = 0.0;
   Seconds unit_time = milliseconds(1);
+  // Kareus methods only: one clock per instruction (the paper) or per partition, with switches.
+  ClockGranularity clock_granularity = ClockGranularity::kInstruction;
+  PartitionClockOptions partition_clocks;
   // Progress lines ("searching fwd_attn 120/224 ...") for a terminal.
   std::function<void(const std::string&)> on_progress;
 };

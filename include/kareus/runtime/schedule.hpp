@@ -34,6 +34,9 @@ struct ScheduleInstruction {
   std::map<std::string, PartitionLaunch> partitions;
   // The forward partitions re-run inside a backward instruction under full recomputation.
   std::map<std::string, PartitionLaunch> recompute_partitions;
+  // Optional, nanobatch only (`kareus plan --clock-granularity partition`): the clock of every
+  // step of the instruction in run order, the first equal to `clock`; empty: `clock` throughout.
+  std::vector<MHz> step_clocks;
   bool operator==(const ScheduleInstruction&) const = default;
 };
 

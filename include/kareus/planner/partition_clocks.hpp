@@ -1,0 +1,76 @@
+// Clock granularity inside Kareus plans (beyond the paper, issue 5). At instruction granularity
+// (the paper) an instruction runs at one SM clock. At partition granularity a nanobatch option
+// may run each step of the instruction (a partition, or the embedding / output-and-loss block
+// around them) at its own clock, and pays the kernel-DVFS stall model for every change between
+// consecutive steps: the stream waits the switch latency while the GPU draws the stall power.
+// Each partition key keeps one configuration (launch slot, SMs) per instruction, as in the
+// runtime schedule; only the clock varies per step. docs/clock-granularity.md explains the
+// search and what it finds.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kareus/kernel_dvfs/switching.hpp"
+#include "kareus/planner/composition.hpp"
+
+namespace kareus::planner {
+
+enum class ClockGranularity { kInstruction, kPartition };
+const char* to_string(ClockGranularity g);
+// Throws kareus::Error naming the flag and the allowed values.
+ClockGranularity parse_clock_granularity(const std::string& text);
+
+struct PartitionClockOptions {
+  Seconds switch_latency = kernel_dvfs::kDefaultSwitchLatency;
+  // Whole-GPU power while the stream waits for a switch. Unset: the kernel-DVFS default, the
+  // lowest average power of any step of the instruction at any clock (docs/kernel-dvfs.md).
+  std::optional<Watts> switch_power;
+};
+
+// The instruction's nanobatch execution in run order: what `step_clocks` of an option index.
+// Forward: [embedding], partitions, [output and loss]. Backward: [recomputed forward partitions],
+// [output and loss], partitions, [embedding]. Brackets: only on the first / last stage, or under
+// full recomputation.
+struct InstructionStep {
+  std::string config_key;  // partition key ("recompute:" prefix when recomputed); "" if none
+  std::optional<partition::Partition> partition;
+  std::vector<workload::Kernel> kernels;  // embedding or output-and-loss block, run sequentially
+  std::string name() const;
+};
+std::vector<InstructionStep> instruction_steps(const workload::Workload& w, int stage,
+                                               workload::Direction d);
+
+// The vertices of the lower convex hull of (time, energy) over all choices of one option per
+// step, switches included, with the choice of each: exact, by a Lagrangian sweep
+// (Eisner-Severance) over a Viterbi DP. `switching` must charge every pair of distinct clocks
+// alike (uniform_switch_cost), which keeps each DP pass O(steps x clocks).
+struct HullPlan {
+  std::vector<std::size_t> choice;
+  kernel_dvfs::PlanCost cost;
+};
+std::vector<HullPlan> switching_hull(const std::vector<kernel_dvfs::Step>& steps,
+                                     std::size_t clocks, const kernel_dvfs::SwitchCost& switching);
+
+// Adds to `instruction_options` (composed_options' result for the same instruction) the options
+// that change clock between steps. For each configuration combination on that frontier, the
+// clock sequences on the lower convex hull of (time, dynamic energy) including switch costs are
+// found exactly by a Lagrangian sweep (Eisner-Severance) over a Viterbi DP; a key's partitions
+// may only run at clocks where its configuration was measured. Sequences without a switch are
+// not added: composed_options already holds them or something better. The result is the Pareto
+// set of both, so it is never worse than `instruction_options`.
+OptionSet partition_clock_options(const workload::Workload& w, const emulator::Emulator& emu,
+                                  int stage, workload::Direction d, const std::vector<MHz>& clocks,
+                                  const KeyFrontiers& keys, OptionSet instruction_options,
+                                  const PartitionClockOptions& options);
+
+// Direct emulation of an option with per-step clocks: every partition of the instruction run on
+// the emulator at its step's clock with the option's configurations, plus `switch_latency` at
+// `switch_power` for every clock change. Independent of the measurements the planner composed.
+emulator::RunResult emulate_step_clocks(const workload::Workload& w, const emulator::Emulator& emu,
+                                        int stage, workload::Direction d,
+                                        const InstructionOption& option, Seconds switch_latency,
+                                        Watts switch_power);
+
+}  // namespace kareus::planner

@@ -1,0 +1,332 @@
+#include "kareus/planner/partition_clocks.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "kareus/core/error.hpp"
+
+namespace kareus::planner {
+
+using workload::Direction;
+
+namespace {
+
+constexpr std::string_view kRecomputePrefix = "recompute:";
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// A lambda this large makes any time difference outweigh every energy difference, so the plan
+// it selects is the fastest (and, among equally fast ones, the cheapest).
+constexpr double kFastestLambda = 1e9;
+// Relative margin by which a new plan must beat the hull segment to count as a vertex, so that
+// floating-point ties do not recurse.
+constexpr double kVertexMargin = 1e-12;
+// Guards the sweep against pathological inputs; real instructions have tens of vertices.
+constexpr std::size_t kMaxVertices = 4096;
+
+bool searchable(const partition::Partition& p) {
+  return p.comm.has_value() && !p.fixed;
+}
+
+void add_partitions(std::vector<InstructionStep>& steps, const workload::Workload& w, Direction d,
+                    int layers, bool recompute) {
+  for (auto& p : partition::build_partitions(w, d, layers)) {
+    std::string key = searchable(p) ? (recompute ? std::string(kRecomputePrefix) : "") + p.key : "";
+    steps.push_back({std::move(key), std::move(p), {}});
+  }
+}
+
+void add_block(std::vector<InstructionStep>& steps, std::vector<workload::Kernel> kernels) {
+  steps.push_back({"", std::nullopt, std::move(kernels)});
+}
+
+emulator::RunResult run_step(const emulator::Emulator& emu, const InstructionStep& step,
+                             const InstructionOption* option, MHz f) {
+  const auto policy = emulator::ClockPolicy::locked_at(f);
+  if (!step.partition) return emu.run_sequential(step.kernels, policy);
+  const emulator::PartitionConfig* config = nullptr;
+  if (option && !step.config_key.empty()) {
+    const bool recompute = step.config_key.starts_with(kRecomputePrefix);
+    const auto& configs = recompute ? option->recompute : option->configs;
+    const auto it = configs.find(step.partition->key);
+    if (it != configs.end()) config = &it->second;
+  }
+  return emulator::run_partition_with(emu, *step.partition, config, policy);
+}
+
+// Cost of every step at every clock for one configuration combination; time < 0 where the
+// combination's configuration was not measured at that clock.
+using CostTable = std::vector<std::vector<emulator::RunResult>>;
+
+struct MeasuredIndex {
+  // (key, slot, sms, clock index) -> measured point
+  std::map<std::tuple<std::string, std::string, int, std::size_t>, emulator::RunResult> points;
+};
+
+MeasuredIndex index_measurements(const KeyFrontiers& keys, const std::vector<MHz>& clocks) {
+  MeasuredIndex index;
+  for (const auto& [key, result] : keys)
+    for (const auto& m : result.measured) {
+      const auto c = std::find(clocks.begin(), clocks.end(), m.config.clock);
+      if (c == clocks.end()) continue;
+      emulator::RunResult r;
+      r.time = m.time;
+      r.dynamic_energy = m.dynamic_energy;
+      index.points.try_emplace(
+          {key, m.config.slot, m.config.comm_sms, static_cast<std::size_t>(c - clocks.begin())}, r);
+    }
+  return index;
+}
+
+const emulator::PartitionConfig& config_of(const InstructionOption& o, const std::string& ck) {
+  if (ck.starts_with(kRecomputePrefix)) return o.recompute.at(ck.substr(kRecomputePrefix.size()));
+  return o.configs.at(ck);
+}
+
+std::string base_key(const std::string& ck) {
+  return ck.starts_with(kRecomputePrefix) ? ck.substr(kRecomputePrefix.size()) : ck;
+}
+
+// One kernel_dvfs::Step per instruction step for the combination of `o`: an option per clock at
+// which the step can run, `clock` being the index into the search clocks.
+std::vector<kernel_dvfs::Step> steps_for(const std::vector<InstructionStep>& steps,
+                                         const CostTable& fixed, const MeasuredIndex& index,
+                                         const InstructionOption& o, std::size_t clocks) {
+  std::vector<kernel_dvfs::Step> out;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    kernel_dvfs::Step s{steps[i].name(), {}};
+    for (std::size_t c = 0; c < clocks; ++c) {
+      if (steps[i].config_key.empty()) {
+        s.options.push_back({c, fixed[i][c].time, fixed[i][c].dynamic_energy});
+        continue;
+      }
+      const auto& cfg = config_of(o, steps[i].config_key);
+      const auto it = index.points.find({base_key(steps[i].config_key), cfg.slot, cfg.sms, c});
+      if (it != index.points.end())
+        s.options.push_back({c, it->second.time, it->second.dynamic_energy});
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// Viterbi over the clock in force: the choice minimising energy + lambda x time including
+// switches. Every pair of distinct clocks costs the same, so arriving at a clock costs the
+// cheaper of staying and switching from the best clock: O(steps x clocks).
+std::vector<std::size_t> best_choice(const std::vector<kernel_dvfs::Step>& steps,
+                                     std::size_t clocks, double lambda,
+                                     const kernel_dvfs::SwitchCost& switching) {
+  const double switch_cost =
+      clocks < 2 ? 0.0
+                 : switching.energy_of(0, 1).value() + lambda * switching.latency_of(0, 1).value();
+  std::vector<double> value(clocks, 0.0), next(clocks);
+  std::vector<std::vector<std::size_t>> option_at(steps.size(),
+                                                  std::vector<std::size_t>(clocks, SIZE_MAX));
+  // came_from[i][k]: clock in force before step i when step i runs at clock k.
+  std::vector<std::vector<std::size_t>> came_from(steps.size(), std::vector<std::size_t>(clocks));
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const std::size_t best =
+        std::min_element(value.begin(), value.end()) - value.begin();  // ties: lowest index
+    std::fill(next.begin(), next.end(), kInf);
+    for (std::size_t o = 0; o < steps[i].options.size(); ++o) {
+      const auto& opt = steps[i].options[o];
+      const std::size_t k = opt.clock;
+      // The first step's clock is set before the instruction starts, free of charge.
+      const bool stay = i == 0 || value[k] <= value[best] + switch_cost;
+      const double arrive = stay ? value[k] : value[best] + switch_cost;
+      next[k] = arrive + opt.energy.value() + lambda * opt.time.value();
+      option_at[i][k] = o;
+      came_from[i][k] = stay ? k : best;
+    }
+    value.swap(next);
+  }
+  std::vector<std::size_t> choice(steps.size());
+  std::size_t k = std::min_element(value.begin(), value.end()) - value.begin();
+  for (std::size_t i = steps.size(); i-- > 0;) {
+    choice[i] = option_at[i][k];
+    k = came_from[i][k];
+  }
+  return choice;
+}
+
+double value_of(const HullPlan& p, double lambda) {
+  return p.cost.energy.value() + lambda * p.cost.time.value();
+}
+
+HullPlan solve(const std::vector<kernel_dvfs::Step>& steps, std::size_t clocks, double lambda,
+               const kernel_dvfs::SwitchCost& switching) {
+  HullPlan p{best_choice(steps, clocks, lambda, switching), {}};
+  p.cost = kernel_dvfs::evaluate_choice(steps, p.choice, switching);
+  return p;
+}
+
+// Eisner-Severance: between two hull vertices, the lambda at which they tie either yields a plan
+// strictly below their segment (a new vertex between them) or proves them adjacent.
+void sweep(const std::vector<kernel_dvfs::Step>& steps, std::size_t clocks,
+           const kernel_dvfs::SwitchCost& switching, const HullPlan& fast, const HullPlan& slow,
+           std::vector<HullPlan>& out) {
+  if (out.size() >= kMaxVertices) return;
+  const double dt = (slow.cost.time - fast.cost.time).value();
+  const double de = (fast.cost.energy - slow.cost.energy).value();
+  if (!(dt > 0) || !(de > 0)) return;
+  const double lambda = de / dt;
+  HullPlan mid = solve(steps, clocks, lambda, switching);
+  const double segment = value_of(fast, lambda);
+  if (!(value_of(mid, lambda) < segment - kVertexMargin * std::abs(segment))) return;
+  out.push_back(mid);
+  sweep(steps, clocks, switching, fast, mid, out);
+  sweep(steps, clocks, switching, mid, slow, out);
+}
+
+// The kernel-DVFS default stall power: the lowest average power of any step at any clock, all
+// configurations the instruction could use included.
+Watts default_switch_power(const workload::Workload& w, const std::vector<InstructionStep>& steps,
+                           const CostTable& fixed, const KeyFrontiers& keys) {
+  double dynamic = kInf;
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].config_key.empty())
+      for (const auto& r : fixed[i])
+        dynamic = std::min(dynamic, (r.dynamic_energy / r.time).value());
+  std::set<std::string> used;
+  for (const auto& s : steps)
+    if (!s.config_key.empty()) used.insert(base_key(s.config_key));
+  for (const auto& key : used)
+    for (const auto& m : keys.at(key).measured)
+      dynamic = std::min(dynamic, (m.dynamic_energy / m.time).value());
+  return w.gpu.static_power + Watts(std::max(0.0, dynamic));
+}
+
+std::string combination_of(const InstructionOption& o) {
+  std::string id;
+  for (const auto* configs : {&o.configs, &o.recompute}) {
+    for (const auto& [key, c] : *configs) id += fmt::format("{}={}/{};", key, c.slot, c.sms);
+    id += '|';
+  }
+  return id;
+}
+
+}  // namespace
+
+const char* to_string(ClockGranularity g) {
+  return g == ClockGranularity::kInstruction ? "instruction" : "partition";
+}
+
+ClockGranularity parse_clock_granularity(const std::string& text) {
+  for (auto g : {ClockGranularity::kInstruction, ClockGranularity::kPartition})
+    if (text == to_string(g)) return g;
+  throw Error::invalid("command line", "--clock-granularity", text,
+                       "allowed: instruction, partition");
+}
+
+std::string InstructionStep::name() const {
+  if (partition) return config_key.empty() ? partition->key : config_key;
+  return kernels.empty() ? "" : kernels.front().name + "...";
+}
+
+std::vector<InstructionStep> instruction_steps(const workload::Workload& w, int stage,
+                                               Direction d) {
+  const int layers = w.stage_layers().at(stage);
+  const bool first = stage == 0;
+  const bool last = stage == w.parallelism.pp - 1;
+  std::vector<InstructionStep> steps;
+  // The order of emulator::run_instruction_nanobatch, which the runtime follows too.
+  if (d == Direction::kForward) {
+    if (first) add_block(steps, workload::embedding_kernels(w, d));
+    add_partitions(steps, w, d, layers, false);
+    if (last) add_block(steps, workload::output_and_loss_kernels(w, d));
+  } else {
+    if (w.parallelism.recompute == workload::Recompute::kFull)
+      add_partitions(steps, w, Direction::kForward, layers, true);
+    if (last) add_block(steps, workload::output_and_loss_kernels(w, d));
+    add_partitions(steps, w, d, layers, false);
+    if (first) add_block(steps, workload::embedding_kernels(w, d));
+  }
+  return steps;
+}
+
+std::vector<HullPlan> switching_hull(const std::vector<kernel_dvfs::Step>& steps,
+                                     std::size_t clocks, const kernel_dvfs::SwitchCost& switching) {
+  if (steps.empty()) return {};
+  for (std::size_t a = 0; a < clocks; ++a)
+    for (std::size_t b = 0; b < clocks; ++b)
+      if (a != b && switching.latency_of(a, b) != switching.latency_of(0, 1))
+        throw Error("switching_hull: the switch latency must be the same for every pair of clocks");
+  std::vector<HullPlan> out{solve(steps, clocks, kFastestLambda, switching),
+                            solve(steps, clocks, 0.0, switching)};
+  const HullPlan fast = out[0], slow = out[1];
+  sweep(steps, clocks, switching, fast, slow, out);
+  return out;
+}
+
+OptionSet partition_clock_options(const workload::Workload& w, const emulator::Emulator& emu,
+                                  int stage, Direction d, const std::vector<MHz>& clocks,
+                                  const KeyFrontiers& keys, OptionSet instruction_options,
+                                  const PartitionClockOptions& options) {
+  require(std::isfinite(options.switch_latency.value()) && options.switch_latency.value() >= 0,
+          "command line", "--switch-latency-ms",
+          format_number(options.switch_latency.value() * 1e3),
+          "must be a finite number of milliseconds >= 0");
+  const auto steps = instruction_steps(w, stage, d);
+  CostTable fixed(steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].config_key.empty())
+      for (MHz f : clocks) fixed[i].push_back(run_step(emu, steps[i], nullptr, f));
+  const Watts power = options.switch_power.value_or(default_switch_power(w, steps, fixed, keys));
+  require(power >= w.gpu.static_power, "partition clock options", "switch_power_w",
+          format_number(power.value()),
+          fmt::format("must be at least the GPU's static power ({} W): the GPU stays on during a "
+                      "switch",
+                      format_number(w.gpu.static_power.value())));
+  // The pipeline adds static power x time itself, so a switch adds only its dynamic part here.
+  const auto switching = kernel_dvfs::uniform_switch_cost(clocks.size(), options.switch_latency,
+                                                          power - w.gpu.static_power);
+  const auto index = index_measurements(keys, clocks);
+
+  std::vector<InstructionOption> out = instruction_options;
+  std::set<std::string> seen;
+  for (const auto& base : instruction_options) {
+    if (!base.nanobatch || base.configs.empty() || !seen.insert(combination_of(base)).second)
+      continue;
+    const auto ksteps = steps_for(steps, fixed, index, base, clocks.size());
+    for (const auto& v : switching_hull(ksteps, clocks.size(), switching)) {
+      if (v.cost.switches == 0) continue;
+      InstructionOption o = base;
+      o.time = v.cost.time;
+      o.dynamic_energy = v.cost.energy;
+      o.step_clocks.clear();
+      for (std::size_t i = 0; i < ksteps.size(); ++i)
+        o.step_clocks.push_back(clocks[ksteps[i].options[v.choice[i]].clock]);
+      o.clock = o.step_clocks.front();
+      out.push_back(std::move(o));
+    }
+  }
+  return pareto_options(std::move(out));
+}
+
+emulator::RunResult emulate_step_clocks(const workload::Workload& w, const emulator::Emulator& emu,
+                                        int stage, Direction d, const InstructionOption& option,
+                                        Seconds switch_latency, Watts switch_power) {
+  const auto steps = instruction_steps(w, stage, d);
+  if (!option.step_clocks.empty() && option.step_clocks.size() != steps.size())
+    throw Error(fmt::format("an option has {} step clocks for an instruction of {} steps",
+                            option.step_clocks.size(), steps.size()));
+  emulator::RunResult total;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const MHz f = option.step_clocks.empty() ? option.clock : option.step_clocks[i];
+    if (i > 0 && !option.step_clocks.empty() && f != option.step_clocks[i - 1]) {
+      emulator::RunResult stall;
+      stall.time = switch_latency;
+      stall.static_energy = w.gpu.static_power * switch_latency;
+      stall.dynamic_energy = (switch_power - w.gpu.static_power) * switch_latency;
+      total += stall;
+    }
+    total += run_step(emu, steps[i], &option, f);
+  }
+  return total;
+}
+
+}  // namespace kareus::planner

@@ -1,0 +1,254 @@
+// Partition clock granularity: options that change clock between the steps of an instruction,
+// checked against the instruction-granularity options they extend and against direct emulation.
+#include "kareus/planner/partition_clocks.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "kareus/core/error.hpp"
+#include "kareus/core/rng.hpp"
+#include "kareus/executor/executor.hpp"
+#include "kareus/planner/planner.hpp"
+
+namespace kareus::planner {
+namespace {
+
+using workload::Direction;
+
+workload::Workload make(int tp, int cp) {
+  workload::WorkloadRequest r;
+  r.model = "llama3.2-3b";
+  r.gpu = "a100-sxm4-40gb";
+  auto& p = r.parallelism;
+  p.tp = tp;
+  p.cp = cp;
+  p.pp = 2;
+  p.microbatch_size = 8;
+  p.sequence_length = 4096;
+  p.microbatches = 8;
+  p.recompute = workload::Recompute::kFull;
+  return workload::make_workload(r);
+}
+
+KeyFrontiers search(const workload::Workload& w, search::Strategy strategy) {
+  executor::EmulatorExecutor exec{emulator::Emulator(w.gpu)};
+  store::PartitionSearchOptions so;
+  so.search.strategy = strategy;
+  KeyFrontiers keys;
+  for (const auto& p : partition::representative_partitions(w))
+    keys.emplace(p.key, store::search_partition(w, p, exec, so));
+  return keys;
+}
+
+struct Case {
+  std::string name;
+  int tp, cp;
+  search::Strategy strategy;
+};
+
+class PartitionClocks : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    const auto& c = GetParam();
+    w_ = make(c.tp, c.cp);
+    keys_ = search(w_, c.strategy);
+  }
+  OptionSet instruction(int stage, Direction d) const {
+    return composed_options(w_, emu(), stage, d, w_.gpu.search_clocks(), keys_);
+  }
+  OptionSet partition(int stage, Direction d, Seconds latency) const {
+    PartitionClockOptions o;
+    o.switch_latency = latency;
+    return partition_clock_options(w_, emu(), stage, d, w_.gpu.search_clocks(), keys_,
+                                   instruction(stage, d), o);
+  }
+  emulator::Emulator emu() const { return emulator::Emulator(w_.gpu); }
+
+  workload::Workload w_;
+  KeyFrontiers keys_;
+};
+
+// The least energy + lambda x time over a set: the lower convex hull probed at lambda.
+double scalarised(const OptionSet& set, double lambda) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& o : set)
+    best = std::min(best, o.dynamic_energy.value() + lambda * o.time.value());
+  return best;
+}
+
+std::size_t with_switches(const OptionSet& set) {
+  return std::count_if(set.begin(), set.end(),
+                       [](const auto& o) { return !o.step_clocks.empty(); });
+}
+
+TEST_P(PartitionClocks, NeverWorseThanInstructionGranularity) {
+  for (int stage = 0; stage < 2; ++stage)
+    for (Direction d : {Direction::kForward, Direction::kBackward}) {
+      const auto base = instruction(stage, d);
+      const auto part = partition(stage, d, milliseconds(1));
+      for (const auto& b : base) {
+        const bool covered = std::any_of(part.begin(), part.end(), [&](const auto& p) {
+          return p.time <= b.time && p.dynamic_energy <= b.dynamic_energy;
+        });
+        EXPECT_TRUE(covered) << "stage " << stage << " option at " << b.time.value() << " s";
+      }
+    }
+}
+
+TEST_P(PartitionClocks, ZeroLatencyIsAtLeastAsGoodAndSwitches) {
+  std::size_t switching = 0;
+  for (int stage = 0; stage < 2; ++stage)
+    for (Direction d : {Direction::kForward, Direction::kBackward}) {
+      const auto base = instruction(stage, d);
+      const auto free = partition(stage, d, Seconds(0));
+      const auto paid = partition(stage, d, milliseconds(10));
+      switching += with_switches(free);
+      for (double lambda : {0.0, 10.0, 100.0, 300.0, 1000.0, 3000.0, 1e4, 1e5}) {
+        const double tol = 1e-9 * scalarised(base, lambda);
+        EXPECT_LE(scalarised(free, lambda), scalarised(paid, lambda) + tol) << lambda;
+        EXPECT_LE(scalarised(paid, lambda), scalarised(base, lambda) + tol) << lambda;
+      }
+    }
+  // Free switching lets memory-bound steps drop their clock at no time cost, so some option of
+  // some instruction must use it; otherwise the search is not looking at per-step clocks at all.
+  EXPECT_GT(switching, 0u);
+}
+
+TEST_P(PartitionClocks, HugeLatencyReproducesInstructionGranularityExactly) {
+  for (int stage = 0; stage < 2; ++stage)
+    for (Direction d : {Direction::kForward, Direction::kBackward}) {
+      const auto base = instruction(stage, d);
+      const auto part = partition(stage, d, Seconds(1e6));
+      ASSERT_EQ(part.size(), base.size());
+      for (std::size_t i = 0; i < base.size(); ++i) {
+        EXPECT_EQ(part[i].time, base[i].time);
+        EXPECT_EQ(part[i].dynamic_energy, base[i].dynamic_energy);
+        EXPECT_EQ(part[i].clock, base[i].clock);
+        EXPECT_EQ(part[i].nanobatch, base[i].nanobatch);
+        EXPECT_TRUE(part[i].step_clocks.empty());
+      }
+    }
+}
+
+TEST_P(PartitionClocks, OptionsMatchDirectEmulationWithinThreePercent) {
+  const Watts stall(120);
+  std::size_t checked = 0;
+  for (int stage = 0; stage < 2; ++stage)
+    for (Direction d : {Direction::kForward, Direction::kBackward}) {
+      PartitionClockOptions o;
+      o.switch_latency = milliseconds(1);
+      o.switch_power = stall;
+      const auto set = partition_clock_options(w_, emu(), stage, d, w_.gpu.search_clocks(), keys_,
+                                               instruction(stage, d), o);
+      const auto steps = instruction_steps(w_, stage, d);
+      for (const auto& opt : set) {
+        if (opt.step_clocks.empty()) continue;
+        ASSERT_EQ(opt.step_clocks.size(), steps.size());
+        EXPECT_EQ(opt.clock, opt.step_clocks.front());
+        const auto direct = emulate_step_clocks(w_, emu(), stage, d, opt, o.switch_latency, stall);
+        SCOPED_TRACE(testing::Message() << "stage " << stage << " option at " << opt.time.value());
+        EXPECT_NEAR(opt.time / direct.time, 1.0, 0.03);
+        EXPECT_NEAR(opt.dynamic_energy / direct.dynamic_energy, 1.0, 0.03);
+        ++checked;
+      }
+    }
+  EXPECT_GT(checked, 0u);
+}
+
+TEST_P(PartitionClocks, StepsCoverTheInstructionInRunOrder) {
+  // At one clock, the steps run one by one add up to the emulator's own nanobatch execution.
+  for (int stage = 0; stage < 2; ++stage)
+    for (Direction d : {Direction::kForward, Direction::kBackward}) {
+      for (const auto& o : instruction(stage, d)) {
+        if (!o.nanobatch) continue;
+        const auto policy = emulator::ClockPolicy::locked_at(o.clock);
+        const auto whole = emulator::run_instruction_nanobatch(w_, emu(), stage, d, policy,
+                                                               o.configs, o.recompute);
+        const auto steps = emulate_step_clocks(w_, emu(), stage, d, o, Seconds(1), Watts(1000));
+        EXPECT_NEAR(steps.time / whole.time, 1.0, 1e-12);
+        EXPECT_NEAR(steps.dynamic_energy / whole.dynamic_energy, 1.0, 1e-12);
+        break;
+      }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Workloads, PartitionClocks,
+                         ::testing::Values(Case{"TP8_kareus", 8, 1, search::Strategy::kareus},
+                                           Case{"CP2_TP4_exhaustive", 4, 2,
+                                                search::Strategy::exhaustive}),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(PartitionClockPlan, ScheduleCarriesStepClocksAndValidates) {
+  const auto w = make(8, 1);
+  PlanOptions opt;
+  opt.methods = {Method::kKareus};
+  opt.clock_granularity = ClockGranularity::kPartition;
+  opt.partition_clocks.switch_latency = Seconds(0);
+  const auto result = plan(w, opt);
+  const auto& m = result.methods.at(Method::kKareus);
+  std::size_t with_steps = 0;
+  for (const auto& point : m.frontier) {
+    const auto s = make_schedule(result, Method::kKareus, point);
+    runtime::validate_schedule(s, "schedule");
+    for (const auto& stage : s.stages)
+      for (const auto& in : stage.instructions)
+        if (!in.step_clocks.empty()) {
+          ++with_steps;
+          const auto d = in.direction == "forward" ? Direction::kForward : Direction::kBackward;
+          EXPECT_EQ(in.step_clocks.size(), instruction_steps(w, stage.stage, d).size());
+        }
+  }
+  EXPECT_GT(with_steps, 0u);
+}
+
+// Against brute force over every clock sequence of small random instances: the hull's plans are
+// costed correctly and no sequence beats the hull at any lambda.
+TEST(SwitchingHull, MatchesBruteForceOnSmallInstances) {
+  Rng rng(7);
+  for (int instance = 0; instance < 20; ++instance) {
+    const std::size_t clocks = 3, n = 6;
+    std::vector<kernel_dvfs::Step> steps(n);
+    for (auto& s : steps)
+      for (std::size_t c = 0; c < clocks; ++c)
+        if (c == 0 || rng.uniform() < 0.8)  // some steps cannot run at every clock
+          s.options.push_back({c, Seconds(rng.uniform(1e-3, 5e-3)), Joules(rng.uniform(0.1, 2))});
+    const auto switching =
+        kernel_dvfs::uniform_switch_cost(clocks, milliseconds(rng.uniform(0, 2)), Watts(40));
+    const auto hull = switching_hull(steps, clocks, switching);
+    for (const auto& h : hull) {
+      const auto cost = kernel_dvfs::evaluate_choice(steps, h.choice, switching);
+      EXPECT_EQ(cost.time, h.cost.time);
+      EXPECT_EQ(cost.energy, h.cost.energy);
+    }
+    std::vector<kernel_dvfs::PlanCost> all;
+    std::vector<std::size_t> choice(n, 0);
+    while (true) {
+      all.push_back(kernel_dvfs::evaluate_choice(steps, choice, switching));
+      std::size_t i = 0;
+      while (i < n && ++choice[i] == steps[i].options.size()) choice[i++] = 0;
+      if (i == n) break;
+    }
+    for (double lambda = 0; lambda < 3000; lambda += 7.3) {
+      double brute = std::numeric_limits<double>::infinity(), best = brute;
+      for (const auto& c : all) brute = std::min(brute, c.energy.value() + lambda * c.time.value());
+      for (const auto& h : hull)
+        best = std::min(best, h.cost.energy.value() + lambda * h.cost.time.value());
+      EXPECT_NEAR(best, brute, 1e-9 * brute) << "instance " << instance << " lambda " << lambda;
+    }
+  }
+}
+
+TEST(PartitionClockPlan, GranularityNamesParse) {
+  EXPECT_EQ(parse_clock_granularity("instruction"), ClockGranularity::kInstruction);
+  EXPECT_EQ(parse_clock_granularity("partition"), ClockGranularity::kPartition);
+  try {
+    parse_clock_granularity("kernel");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("allowed: instruction, partition"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace kareus::planner
