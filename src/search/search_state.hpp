@@ -5,9 +5,13 @@
 #include <vector>
 
 #include "kareus/search/search.hpp"
-#include "kareus/search/xgboost.hpp"
+#include "kareus/xgb/booster.hpp"
 
 namespace kareus::search {
+
+using xgb::Booster;
+using xgb::BoosterParams;
+using xgb::FeatureMatrix;
 
 class SearchState {
  public:

@@ -1,4 +1,4 @@
-#include "kareus/search/xgboost.hpp"
+#include "kareus/xgb/booster.hpp"
 
 #include <gtest/gtest.h>
 

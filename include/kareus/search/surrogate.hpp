@@ -6,9 +6,13 @@
 #include <cstdint>
 #include <vector>
 
-#include "kareus/search/xgboost.hpp"
+#include "kareus/xgb/booster.hpp"
 
 namespace kareus::search {
+
+using xgb::Booster;
+using xgb::BoosterParams;
+using xgb::FeatureMatrix;
 
 struct ObjectiveValues {
   std::vector<double> time_s;

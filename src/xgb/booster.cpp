@@ -1,4 +1,4 @@
-#include "kareus/search/xgboost.hpp"
+#include "kareus/xgb/booster.hpp"
 
 #include <xgboost/c_api.h>
 
@@ -8,7 +8,7 @@
 
 #include "kareus/core/error.hpp"
 
-namespace kareus::search {
+namespace kareus::xgb {
 
 namespace {
 
@@ -111,6 +111,9 @@ void Booster::configure_and_train(const DMatrix& train, const BoosterParams& par
   for (const auto& [name, value] : settings) {
     check(XGBoosterSetParam(handle_, name, value.c_str()), "XGBoosterSetParam");
   }
+  for (const auto& [name, value] : params.extra) {
+    check(XGBoosterSetParam(handle_, name.c_str(), value.c_str()), "XGBoosterSetParam");
+  }
   for (int round = 0; round < params.rounds; ++round) {
     check(XGBoosterUpdateOneIter(handle_, round, train.get()), "XGBoosterUpdateOneIter");
   }
@@ -127,4 +130,4 @@ std::vector<double> Booster::predict(const FeatureMatrix& x) const {
   return std::vector<double>(result, result + length);
 }
 
-}  // namespace kareus::search
+}  // namespace kareus::xgb

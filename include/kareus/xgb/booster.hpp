@@ -1,4 +1,5 @@
-// A small RAII layer over the XGBoost C API: every return code is checked and turned into a
+// A small RAII layer over the XGBoost C API, shared by the partition search's surrogates and
+// EnergyLens's tree baselines: every return code is checked and turned into a
 // kareus::Error carrying XGBGetLastError(), and every handle is freed on every path.
 #pragma once
 
@@ -7,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace kareus::search {
+namespace kareus::xgb {
 
 class DMatrix;
 
@@ -32,6 +33,8 @@ struct BoosterParams {
   double min_child_weight = 1.0;
   int rounds = 100;
   std::uint64_t seed = 0;
+  // Further XGBoost parameters by name, e.g. {"num_parallel_tree", "100"} for a random forest.
+  std::vector<std::pair<std::string, std::string>> extra;
 };
 
 class Booster {
@@ -52,4 +55,4 @@ class Booster {
   void* handle_ = nullptr;
 };
 
-}  // namespace kareus::search
+}  // namespace kareus::xgb
