@@ -7,6 +7,7 @@
 
 #include "kareus/core/error.hpp"
 #include "kareus/executor/executor.hpp"
+#include "kareus/executor/iteration.hpp"
 
 namespace kareus::planner {
 
@@ -99,14 +100,19 @@ KeyFrontiers search_keys(const workload::Workload& w, search::Strategy strategy,
 }
 
 // Profiling cost of the Perseus-style baselines: real training swept over every clock, each
-// clock measured under the thermally stable protocol on every GPU of the job.
-double sweep_gpu_hours(const workload::Workload& w, const std::vector<OptionSet>& sets,
-                       std::size_t clocks) {
-  Seconds iteration(0);
-  for (const auto& set : sets)
-    if (!set.empty()) iteration += set.front().time * w.parallelism.microbatches;
-  const Seconds per_clock = executor::MeasurementProtocol{}.wall_time(iteration, true);
-  return to_hours(per_clock) * static_cast<double>(clocks) * w.total_gpus();
+// clock measured under the thermally stable protocol on every GPU of the job. The iteration at
+// each clock is the pipeline's (stages overlap), not the sum of the stages' work.
+double sweep_gpu_hours(const workload::Workload& w, const emulator::Emulator& emu,
+                       emulator::Execution execution, const std::vector<MHz>& clocks) {
+  const executor::MeasurementProtocol protocol;
+  Seconds wall(0);
+  for (MHz f : clocks) {
+    emulator::IterationOptions io;
+    io.clock = emulator::ClockPolicy::locked_at(f);
+    io.execution = execution;
+    wall += protocol.wall_time(emulator::simulate_iteration(w, emu, io).iteration_time, true);
+  }
+  return to_hours(wall) * w.total_gpus();
 }
 
 MethodResult run_method(const workload::Workload& w, const emulator::Emulator& emu, Method method,
@@ -152,7 +158,11 @@ MethodResult run_method(const workload::Workload& w, const emulator::Emulator& e
     }
   }
   if (method == Method::kPerseus || method == Method::kNanobatchPerseus)
-    result.profiling_gpu_hours = sweep_gpu_hours(w, result.option_sets, clocks.size());
+    result.profiling_gpu_hours =
+        sweep_gpu_hours(w, emu,
+                        method == Method::kPerseus ? emulator::Execution::kSequential
+                                                   : emulator::Execution::kNanobatch,
+                        clocks);
 
   // The pipeline problem: one GPU per stage, energy = dynamic + static power x time.
   auto& prob = result.problem;
