@@ -29,6 +29,7 @@ struct Case {
   std::string name;
   const char* gpu;
   int tp, cp;
+  friend void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 };
 
 class CompositionVsDirect : public ::testing::TestWithParam<Case> {};
