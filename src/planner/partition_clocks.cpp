@@ -58,9 +58,17 @@ emulator::RunResult run_step(const emulator::Emulator& emu, const InstructionSte
   return emulator::run_partition_with(emu, *step.partition, config, policy);
 }
 
-// Cost of every step at every clock for one configuration combination; time < 0 where the
-// combination's configuration was not measured at that clock.
+// Cost of the steps no configuration changes at every clock; empty rows for the others.
 using CostTable = std::vector<std::vector<emulator::RunResult>>;
+
+CostTable fixed_costs(const emulator::Emulator& emu, const std::vector<InstructionStep>& steps,
+                      const std::vector<MHz>& clocks) {
+  CostTable fixed(steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].config_key.empty())
+      for (MHz f : clocks) fixed[i].push_back(run_step(emu, steps[i], nullptr, f));
+  return fixed;
+}
 
 struct MeasuredIndex {
   // (key, slot, sms, clock index) -> measured point
@@ -271,10 +279,7 @@ OptionSet partition_clock_options(const workload::Workload& w, const emulator::E
           format_number(options.switch_latency.value() * 1e3),
           "must be a finite number of milliseconds >= 0");
   const auto steps = instruction_steps(w, stage, d);
-  CostTable fixed(steps.size());
-  for (std::size_t i = 0; i < steps.size(); ++i)
-    if (steps[i].config_key.empty())
-      for (MHz f : clocks) fixed[i].push_back(run_step(emu, steps[i], nullptr, f));
+  const auto fixed = fixed_costs(emu, steps, clocks);
   const Watts power = options.switch_power.value_or(default_switch_power(w, steps, fixed, keys));
   require(power >= w.gpu.static_power, "partition clock options", "switch_power_w",
           format_number(power.value()),
@@ -305,6 +310,14 @@ OptionSet partition_clock_options(const workload::Workload& w, const emulator::E
     }
   }
   return pareto_options(std::move(out));
+}
+
+Watts switch_power_of(const workload::Workload& w, const emulator::Emulator& emu, int stage,
+                      Direction d, const std::vector<MHz>& clocks, const KeyFrontiers& keys,
+                      const PartitionClockOptions& options) {
+  if (options.switch_power) return *options.switch_power;
+  const auto steps = instruction_steps(w, stage, d);
+  return default_switch_power(w, steps, fixed_costs(emu, steps, clocks), keys);
 }
 
 emulator::RunResult emulate_step_clocks(const workload::Workload& w, const emulator::Emulator& emu,

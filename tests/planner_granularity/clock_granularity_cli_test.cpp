@@ -33,7 +33,7 @@ TEST(ClockGranularityCli, PartitionGranularityPlansAndReportsIt) {
   const auto db = std::filesystem::temp_directory_path() / "kareus_granularity_cli.sqlite";
   const auto r = kareus(kPlan + " --clock-granularity partition --switch-latency-ms 1 --db " +
                         db.string() + " --json");
-  std::filesystem::remove(db);
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db.string() + suffix);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto doc = JsonDocument::parse(r.out, "stdout");
   const auto g = doc.root().at("clock_granularity");

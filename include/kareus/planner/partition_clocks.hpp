@@ -65,6 +65,12 @@ OptionSet partition_clock_options(const workload::Workload& w, const emulator::E
                                   const KeyFrontiers& keys, OptionSet instruction_options,
                                   const PartitionClockOptions& options);
 
+// The stall power partition_clock_options charges for this instruction: options.switch_power,
+// or the kernel-DVFS default.
+Watts switch_power_of(const workload::Workload& w, const emulator::Emulator& emu, int stage,
+                      workload::Direction d, const std::vector<MHz>& clocks,
+                      const KeyFrontiers& keys, const PartitionClockOptions& options);
+
 // Direct emulation of an option with per-step clocks: every partition of the instruction run on
 // the emulator at its step's clock with the option's configurations, plus `switch_latency` at
 // `switch_power` for every clock change. Independent of the measurements the planner composed.
