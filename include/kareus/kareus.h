@@ -56,7 +56,9 @@ KAREUS_API void kareus_string_free(char* text);
 
 typedef enum kareus_recompute {
   KAREUS_RECOMPUTE_NONE = 0,
-  KAREUS_RECOMPUTE_FULL = 1
+  KAREUS_RECOMPUTE_FULL = 1,
+  /* Widens the type to int so an unknown value from C is well defined in C++ and rejected. */
+  KAREUS_RECOMPUTE_FORCE_INT = 0x7fffffff
 } kareus_recompute;
 
 typedef struct kareus_workload {
@@ -120,7 +122,9 @@ KAREUS_API kareus_status kareus_plan_frontier_point(const kareus_plan* plan, con
 typedef enum kareus_selection {
   KAREUS_SELECT_MAX_THROUGHPUT = 0, /* the fastest point; bound ignored */
   KAREUS_SELECT_DEADLINE = 1,       /* least energy with time <= bound (s) */
-  KAREUS_SELECT_ENERGY_BUDGET = 2   /* fastest with energy <= bound (J) */
+  KAREUS_SELECT_ENERGY_BUDGET = 2,  /* fastest with energy <= bound (J) */
+  /* Widens the type to int so an unknown value from C is well defined in C++ and rejected. */
+  KAREUS_SELECT_FORCE_INT = 0x7fffffff
 } kareus_selection;
 
 /* The frontier index the rule selects; KAREUS_ERROR_INVALID_INPUT when no point qualifies. */
