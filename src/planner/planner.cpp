@@ -225,26 +225,26 @@ PlanResult plan(const workload::Workload& w, const PlanOptions& options) {
 
 const IterationPoint& select_by_deadline(const MethodResult& m, Seconds deadline) {
   if (!(deadline.value() > 0))
-    throw Error::invalid("command line", "--deadline", format_number(deadline.value()),
+    throw Error::invalid("", "deadline", format_number(deadline.value()),
                          "must be a positive number of seconds");
   const IterationPoint* best = nullptr;
   for (const auto& p : m.frontier)
     if (p.time <= deadline && (!best || p.energy < best->energy)) best = &p;
   if (!best)
-    throw Error::invalid("command line", "--deadline", format_number(deadline.value()),
+    throw Error::invalid("", "deadline", format_number(deadline.value()),
                          "below the fastest plan; the " + range_of(m));
   return *best;
 }
 
 const IterationPoint& select_by_energy_budget(const MethodResult& m, Joules budget) {
   if (!(budget.value() > 0))
-    throw Error::invalid("command line", "--energy-budget", format_number(budget.value()),
+    throw Error::invalid("", "energy budget", format_number(budget.value()),
                          "must be a positive number of joules");
   const IterationPoint* best = nullptr;
   for (const auto& p : m.frontier)
     if (p.energy <= budget && (!best || p.time < best->time)) best = &p;
   if (!best)
-    throw Error::invalid("command line", "--energy-budget", format_number(budget.value()),
+    throw Error::invalid("", "energy budget", format_number(budget.value()),
                          "below the least-energy plan; the " + range_of(m));
   return *best;
 }
