@@ -32,6 +32,8 @@ function(kareus_add_test name)
   endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  # Shared test helpers live in tests/common/.
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_compile_definitions(${name} PRIVATE
     KAREUS_TEST_DATA_DIR="${PROJECT_SOURCE_DIR}/tests/data"
     KAREUS_TEST_BINARY_DIR="${PROJECT_BINARY_DIR}")

@@ -6,7 +6,7 @@
 
 #include "kareus/core/csv.hpp"
 #include "kareus/executor/iteration.hpp"
-#include "test_workloads.hpp"
+#include "common/workloads.hpp"
 
 namespace kareus::emulator {
 namespace {

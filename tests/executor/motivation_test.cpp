@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "kareus/executor/instruction.hpp"
-#include "test_workloads.hpp"
+#include "common/workloads.hpp"
 
 namespace kareus::emulator {
 namespace {

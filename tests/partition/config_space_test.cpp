@@ -6,7 +6,7 @@
 #include <set>
 
 #include "kareus/core/error.hpp"
-#include "workloads.hpp"
+#include "common/workloads.hpp"
 
 namespace kareus::partition {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "kareus/core/error.hpp"
-#include "workloads.hpp"
+#include "common/workloads.hpp"
 
 namespace kareus::partition {
 namespace {

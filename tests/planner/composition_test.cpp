@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "../executor/test_workloads.hpp"
+#include "common/workloads.hpp"
 #include "kareus/core/rng.hpp"
 #include "kareus/executor/executor.hpp"
 #include "kareus/planner/composition.hpp"
@@ -36,7 +36,7 @@ class CompositionVsDirect : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CompositionVsDirect, RandomOptionsMatchWithinThreePercent) {
   const auto& c = GetParam();
-  const auto w = kareus::testing::llama3b(c.tp, c.cp, 8, c.gpu);
+  const auto w = kareus::testing::llama3b(c.tp, c.cp, c.gpu);
   const emulator::Emulator emu(w.gpu);
   const auto keys = exhaustive_keys(w);
   const auto clocks = w.gpu.search_clocks();

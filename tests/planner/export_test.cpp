@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "../executor/test_workloads.hpp"
+#include "common/workloads.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/planner/artifact_export.hpp"
 #include "kareus/planner/planner.hpp"

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../partition/workloads.hpp"
+#include "common/workloads.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/executor/instruction.hpp"
 

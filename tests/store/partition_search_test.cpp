@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-#include "../partition/workloads.hpp"
+#include "common/workloads.hpp"
 #include "kareus/core/error.hpp"
 
 namespace kareus::store {
