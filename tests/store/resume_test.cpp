@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -81,14 +82,19 @@ TEST_P(ResumeTest, KilledSearchResumesToTheSameFrontier) {
   const HelperRun killed = files("killed", "resumed.sqlite");
   const pid_t pid = start_helper(killed, strategy);
   std::size_t stored_at_kill = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  // Observe through one connection that only reads: opening a Store writes the schema, and
+  // reopening it every few milliseconds starved the child of its write lock on a loaded machine.
+  std::optional<Store> observer;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (std::chrono::steady_clock::now() < deadline) {
-    if (fs::exists(killed.db)) {
-      stored_at_kill = Store(killed.db).count();
+    if (!observer && fs::exists(killed.db)) observer.emplace(killed.db);
+    if (observer) {
+      stored_at_kill = observer->count();
       if (stored_at_kill > total / 2) break;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  observer.reset();
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
   int status = 0;
   ::waitpid(pid, &status, 0);
