@@ -96,7 +96,7 @@ void register_plan_command(CLI::App& app) {
                   "Comma-separated: megatron, perseus, nanobatch-perseus, kareus, "
                   "kareus-exhaustive")
       ->capture_default_str();
-  cmd->add_option("--strategy", f->strategy, "Partition search for kareus: kareus or paper")
+  cmd->add_option("--strategy", f->strategy, "Partition search for the kareus method: kareus, paper, random or exhaustive")
       ->capture_default_str();
   cmd->add_option("--seed", f->seed, "Seed of every random choice")->capture_default_str();
   cmd->add_option("--db", f->db, "Measurement store (default ~/.cache/kareus/measurements.sqlite)");
