@@ -1,9 +1,11 @@
 // Runs the built kareus binary in a test and captures exit code, stdout and stderr.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -37,6 +39,23 @@ inline CliRun run_cli(const std::string& binary, const std::string& args) {
   r.err.assign(std::istreambuf_iterator<char>(err), {});
   std::filesystem::remove(err_path);
   return r;
+}
+
+// A command line the CLI must refuse, and a fragment its one-line error must contain.
+struct BadInput {
+  std::string args;
+  std::string message;
+};
+
+// The bad-input contract of every subcommand: exit code 2, one line on stderr naming the
+// problem, nothing on stdout.
+inline void expect_rejected(const std::string& binary, const BadInput& c) {
+  SCOPED_TRACE(c.args);
+  const CliRun r = run_cli(binary, c.args);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(r.out.empty()) << "no partial output: " << r.out;
+  EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 }  // namespace kareus::testing
