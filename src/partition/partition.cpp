@@ -75,18 +75,18 @@ std::vector<LaunchSlot> slots_of(const std::vector<Kernel>& compute) {
   return slots;
 }
 
+// Whether the segment runs the linear module `module` (forward, or its dgrad/wgrad pair).
 bool contains(const std::vector<Kernel>& ops, std::string_view module) {
-  return std::any_of(ops.begin(), ops.end(), [&](const Kernel& k) {
-    return module_of(k) == module || k.name == module ||
-           (module == "attention" && k.kind == KernelKind::kAttention);
-  });
+  return std::any_of(ops.begin(), ops.end(),
+                     [&](const Kernel& k) { return module_of(k) == module; });
 }
 
 // Names a compute segment after what it computes (kareus-spec §1).
 std::string compute_name(const std::vector<Kernel>& ops, bool cp_layout) {
   if (contains(ops, "fc1") || contains(ops, "fc2")) return "mlp";
-  const bool qkv = contains(ops, "qkv_proj") || contains(ops, "qkv");
-  const bool attn = contains(ops, "attention");
+  const bool qkv = contains(ops, "qkv_proj");
+  const bool attn = std::any_of(ops.begin(), ops.end(),
+                                [](const Kernel& k) { return k.kind == KernelKind::kAttention; });
   const bool out = contains(ops, "out_proj");
   if (!cp_layout && (qkv || attn || out)) return "attn";
   if (qkv) return "qkv";

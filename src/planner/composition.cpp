@@ -71,14 +71,6 @@ OptionSet pareto_options(std::vector<InstructionOption> options) {
   return out;
 }
 
-std::map<std::string, int> key_counts(const workload::Workload& w, int stage, Direction d) {
-  std::map<std::string, int> counts;
-  const auto l = layout_of(w, stage, d);
-  for (const auto& t : l.tagged)
-    if (!t.config_key.empty()) ++counts[t.config_key];
-  return counts;
-}
-
 OptionSet sequential_options(const workload::Workload& w, const emulator::Emulator& emu, int stage,
                              Direction d, const std::vector<MHz>& clocks) {
   std::vector<InstructionOption> out;

@@ -203,6 +203,23 @@ std::string range_of(const MethodResult& m) {
                      m.min_energy().energy.value(), m.fastest().energy.value());
 }
 
+// The least-energy point that meets `deadline`, or null; the selection rules and the iso-time
+// metric share it.
+const IterationPoint* least_energy_within(const MethodResult& m, Seconds deadline) {
+  const IterationPoint* best = nullptr;
+  for (const auto& p : m.frontier)
+    if (p.time <= deadline && (!best || p.energy < best->energy)) best = &p;
+  return best;
+}
+
+// The fastest point within `budget`, or null.
+const IterationPoint* fastest_within(const MethodResult& m, Joules budget) {
+  const IterationPoint* best = nullptr;
+  for (const auto& p : m.frontier)
+    if (p.energy <= budget && (!best || p.time < best->time)) best = &p;
+  return best;
+}
+
 }  // namespace
 
 PlanResult plan(const workload::Workload& w, const PlanOptions& options) {
@@ -227,9 +244,7 @@ const IterationPoint& select_by_deadline(const MethodResult& m, Seconds deadline
   if (!(deadline.value() > 0))
     throw Error::invalid("", "deadline", format_number(deadline.value()),
                          "must be a positive number of seconds");
-  const IterationPoint* best = nullptr;
-  for (const auto& p : m.frontier)
-    if (p.time <= deadline && (!best || p.energy < best->energy)) best = &p;
+  const IterationPoint* best = least_energy_within(m, deadline);
   if (!best)
     throw Error::invalid("", "deadline", format_number(deadline.value()),
                          "below the fastest plan; the " + range_of(m));
@@ -240,9 +255,7 @@ const IterationPoint& select_by_energy_budget(const MethodResult& m, Joules budg
   if (!(budget.value() > 0))
     throw Error::invalid("", "energy budget", format_number(budget.value()),
                          "must be a positive number of joules");
-  const IterationPoint* best = nullptr;
-  for (const auto& p : m.frontier)
-    if (p.energy <= budget && (!best || p.time < best->time)) best = &p;
+  const IterationPoint* best = fastest_within(m, budget);
   if (!best)
     throw Error::invalid("", "energy budget", format_number(budget.value()),
                          "below the least-energy plan; the " + range_of(m));
@@ -288,17 +301,12 @@ Metrics compute_metrics(const MethodResult& m, const MethodResult* megatron,
     out.max_throughput_energy_reduction = 1.0 - m.fastest().energy / base.energy;
   }
   if (perseus) {
+    // A relative 1e-9 lets a method meet Perseus's own point despite rounding.
     const auto& fastest = perseus->fastest();
-    const IterationPoint* iso_time = nullptr;
-    for (const auto& p : m.frontier)
-      if (p.time <= fastest.time * (1 + 1e-9) && (!iso_time || p.energy < iso_time->energy))
-        iso_time = &p;
-    if (iso_time) out.iso_time_energy_reduction = 1.0 - iso_time->energy / fastest.energy;
+    if (const auto* iso_time = least_energy_within(m, fastest.time * (1 + 1e-9)))
+      out.iso_time_energy_reduction = 1.0 - iso_time->energy / fastest.energy;
     const auto& cheapest = perseus->min_energy();
-    const IterationPoint* iso_energy = nullptr;
-    for (const auto& p : m.frontier)
-      if (p.energy <= cheapest.energy * (1 + 1e-9) && (!iso_energy || p.time < iso_energy->time))
-        iso_energy = &p;
+    const auto* iso_energy = fastest_within(m, cheapest.energy * (1 + 1e-9));
     if (iso_energy) out.iso_energy_time_reduction = 1.0 - iso_energy->time / cheapest.time;
   }
   return out;

@@ -213,8 +213,8 @@ std::vector<Kernel> layer_backward(const Workload& w, double batch) {
   double post = 2 * kBf16 * s.tokens * qkv_width;
   if (w.model.qk_norm) post += 3 * kBf16 * s.tokens * (s.q_width + s.kv_width);
   k.push_back(memory("qkv_post_bwd", SlotClass::kRope, post, true));
-  k.push_back(gemm("qkv_dgrad", s.tokens, s.h, qkv_width, true));
-  k.push_back(gemm("qkv_wgrad", qkv_width, s.h, s.tokens, true));
+  k.push_back(gemm("qkv_proj_dgrad", s.tokens, s.h, qkv_width, true));
+  k.push_back(gemm("qkv_proj_wgrad", qkv_width, s.h, s.tokens, true));
   if (p.tp > 1)
     k.push_back(
         collective("tp_allreduce_qkv_grad", Collective::kAllReduce, act, p.tp, Link::kNvlink));

@@ -47,9 +47,4 @@ OptionSet composed_options(const workload::Workload& w, const emulator::Emulator
                            workload::Direction d, const std::vector<MHz>& clocks,
                            const KeyFrontiers& keys);
 
-// How many partitions of each searchable key one instruction runs (recompute keys prefixed
-// with "recompute:"), and the emulated cost of everything else in it at a clock.
-std::map<std::string, int> key_counts(const workload::Workload& w, int stage,
-                                      workload::Direction d);
-
 }  // namespace kareus::planner
