@@ -62,7 +62,5 @@ constexpr Seconds milliseconds(double ms) { return Seconds(ms * 1e-3); }
 constexpr Seconds microseconds(double us) { return Seconds(us * 1e-6); }
 constexpr double to_milliseconds(Seconds t) { return t.value() * 1e3; }
 constexpr double to_hours(Seconds t) { return t.value() / 3600.0; }
-// Hertz of a clock, for formulas that count cycles.
-constexpr double to_hertz(MHz f) { return f.value() * 1e6; }
 
 }  // namespace kareus
