@@ -5,10 +5,11 @@ Target (shared/data/kareus-artifact-frontiers, README there): Llama-3.2-3B, TP8 
 of 8 x 4096, full recomputation, 16 x A100-SXM4-40GB, every instruction at 1410 MHz, sequential
 (Megatron) execution: iteration time 5.113 s, dynamic energy 8 x 1945 = 15,560 J for the job.
 
-Fitted: gemm_efficiency (sets time) and data_movement_sm_activity (sets the
-dynamic energy of memory-bound kernels and collectives; the dynamic-power coefficient itself is
-derived from the power limit); everything else stays at its published value. Prints the fitted values; write them into
-data/gpus/<gpu>.json with the source "fitted: ... by CalibrationTest.SequentialIterationMatchesArtifact".
+Fitted: gemm_efficiency (sets time) and data_movement_sm_activity (sets the dynamic energy of
+memory-bound kernels and collectives); everything else stays at its published or separately
+fitted value (docs/emulator.md). Prints the fitted values; write them into data/gpus/<gpu>.json
+with the source "fitted: ... by CalibrationTest.SequentialIterationMatchesArtifact" (the other
+GPUs carry A100's values over).
 
 Usage: scripts/calibrate.py [build/apps/kareus/kareus]
 """

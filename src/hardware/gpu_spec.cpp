@@ -52,6 +52,13 @@ double GpuSpec::voltage(MHz f) const {
   return voltage_floor_v + voltage_slope_v_per_mhz * std::max(0.0, (f - voltage_knee).value());
 }
 
+double GpuSpec::collective_busbw(double ctas, MHz f) const {
+  const double ceiling = collective_busbw_ceiling_gbps * 1e9;
+  const double x = ctas * collective_busbw_per_cta_gbps * 1e9 * (f / clock_max) / ceiling;
+  const double p = collective_saturation_sharpness;
+  return ceiling * x / std::pow(1.0 + std::pow(x, p), 1.0 / p);
+}
+
 namespace {
 
 // A sourced number: {"value": x, "source": "..."}.
@@ -117,9 +124,19 @@ GpuSpec parse_gpu(const JsonValue& r) {
   g.collective_latency = microseconds(sourced_positive(r, "collective_latency_us"));
   g.memory_access_energy_pj_per_bit = sourced_positive(r, "memory_access_energy_pj_per_bit");
   g.kernel_launch_overhead = microseconds(sourced(r, "kernel_launch_overhead_us"));
-  g.gemm_sm_scaling = sourced_curve(r, "gemm_sm_scaling");
+  g.host_launch_interval = microseconds(sourced(r, "host_launch_interval_us"));
+  g.locked_idle_power = sourced_curve(r, "locked_idle_power_w");
+  g.gemm_tile_m = static_cast<int>(sourced_positive(r, "gemm_tile_m"));
+  g.gemm_tile_n = static_cast<int>(sourced_positive(r, "gemm_tile_n"));
   g.memory_sm_scaling = sourced_curve(r, "memory_sm_scaling");
-  g.collective_sm_scaling = sourced_curve(r, "collective_sm_scaling");
+  g.collective_busbw_per_cta_gbps = sourced_positive(r, "collective_busbw_per_cta_gbps");
+  g.collective_saturation_sharpness = sourced_positive(r, "collective_saturation_sharpness");
+  g.hbm_bytes_per_link_byte = sourced_positive(r, "hbm_bytes_per_link_byte");
+  g.interference_memory_bound_gain = sourced(r, "interference_memory_bound_gain");
+  g.collective_stretch_latency_bound = sourced(r, "collective_stretch_latency_bound");
+  g.collective_stretch_memory = sourced(r, "collective_stretch_memory");
+  g.stalled_power_fraction = sourced(r, "stalled_power_fraction");
+  g.uncore_active_power = Watts(sourced(r, "uncore_active_power_w"));
   g.attention_forward_efficiency = sourced_positive(r, "attention_forward_efficiency");
   g.attention_backward_efficiency = sourced_positive(r, "attention_backward_efficiency");
   g.memory_clock_knee_fraction = sourced_positive(r, "memory_clock_knee_fraction");

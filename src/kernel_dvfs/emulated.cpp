@@ -132,9 +132,9 @@ KernelSequence scale_trace(const TorchTrace& trace, MHz recorded, const GpuSpec&
     k.backward = tk.pass == Pass::backward;
     // One unit of work at the typical intensity; the emulator's time is linear in the amount of
     // work above the launch overhead, so one rescaling matches the traced duration.
-    k.bytes = 1e6;
+    k.bytes = 1e9;
     k.flops = k.bytes * typical_intensity(k.kind);
-    const Seconds unit = emu.kernel_time(k, recorded, 0) - overhead;
+    const Seconds unit = emu.kernel_time(k, recorded, gpu.sm_count) - overhead;
     const double scale = std::max(1e-6, (tk.duration - overhead) / unit);
     k.bytes *= scale;
     k.flops *= scale;

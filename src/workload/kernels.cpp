@@ -39,7 +39,15 @@ Shapes shapes(const Workload& w, double batch) {
   return s;
 }
 
-Kernel gemm(std::string name, double m, double n, double k, bool backward = false) {
+// Flash attention over the shapes of this GPU.
+Kernel attention(const Shapes& s, bool backward) {
+  return attention_kernel(s.batch, s.seq_local, s.seq_total, s.heads_local, s.kv_width / s.head_dim,
+                          s.head_dim, backward);
+}
+
+}  // namespace
+
+Kernel gemm_kernel(std::string name, double m, double n, double k, bool backward) {
   Kernel g;
   g.name = std::move(name);
   g.kind = KernelKind::kGemm;
@@ -54,7 +62,7 @@ Kernel gemm(std::string name, double m, double n, double k, bool backward = fals
   return g;
 }
 
-Kernel memory(std::string name, SlotClass slot, double bytes, bool backward = false) {
+Kernel memory_kernel(std::string name, SlotClass slot, double bytes, bool backward) {
   Kernel k;
   k.name = std::move(name);
   k.kind = KernelKind::kMemory;
@@ -64,7 +72,7 @@ Kernel memory(std::string name, SlotClass slot, double bytes, bool backward = fa
   return k;
 }
 
-Kernel collective(std::string name, Collective c, double bytes, int group, Link link) {
+Kernel collective_kernel(std::string name, Collective c, double bytes, int group, Link link) {
   Kernel k;
   k.name = std::move(name);
   k.kind = KernelKind::kCollective;
@@ -77,26 +85,26 @@ Kernel collective(std::string name, Collective c, double bytes, int group, Link 
 
 // Flash attention: 4 x b x s_q x s_kv x heads x d FLOPs forward (QK^T and PV), halved by the
 // causal mask; backward recomputes QK^T and adds three more matmuls (2.5x forward).
-Kernel attention(const Shapes& s, bool backward) {
+Kernel attention_kernel(double batch, double seq_q, double seq_kv, double q_heads, double kv_heads,
+                        double head_dim, bool backward) {
   Kernel k;
   k.name = backward ? "attention_bwd" : "attention";
   k.kind = KernelKind::kAttention;
   k.slot = SlotClass::kAttn;
-  const double fwd = 4.0 * s.batch * s.seq_local * s.seq_total * s.heads_local * s.head_dim * 0.5;
+  const double fwd = 4.0 * batch * seq_q * seq_kv * q_heads * head_dim * 0.5;
   k.flops = backward ? 2.5 * fwd : fwd;
-  const double io = kBf16 * (2 * s.tokens * s.q_width + 2 * s.batch * s.seq_total * s.kv_width);
+  const double io =
+      kBf16 * (2 * batch * seq_q * q_heads * head_dim + 2 * batch * seq_kv * kv_heads * head_dim);
   k.bytes = backward ? 2.0 * io : io;
   k.backward = backward;
   // Per (sequence, head), QK^T is [s_q x d] x [d x s_kv/2 under the causal mask]; P.V has the
   // same FLOPs, so forward is two such products and backward five.
-  k.gemm_m = s.seq_local;
-  k.gemm_n = s.seq_total * 0.5;
-  k.gemm_k = s.head_dim;
-  k.gemm_batch = s.batch * s.heads_local;
+  k.gemm_m = seq_q;
+  k.gemm_n = seq_kv * 0.5;
+  k.gemm_k = head_dim;
+  k.gemm_batch = batch * q_heads;
   return k;
 }
-
-}  // namespace
 
 const char* to_string(KernelKind kind) {
   switch (kind) {
@@ -150,30 +158,34 @@ std::vector<Kernel> layer_forward(const Workload& w, double batch) {
   const double act = kBf16 * s.tokens * s.h;  // one [tokens, hidden] activation
   const double qkv_width = s.q_width + 2 * s.kv_width;
   std::vector<Kernel> k;
-  k.push_back(memory("input_norm", SlotClass::kNorm, 2 * act));
-  k.push_back(gemm("qkv_proj", s.tokens, qkv_width, s.h));
+  k.push_back(memory_kernel("input_norm", SlotClass::kNorm, 2 * act));
+  k.push_back(gemm_kernel("qkv_proj", s.tokens, qkv_width, s.h));
   double post = 2 * kBf16 * s.tokens * qkv_width;
   if (w.model.qk_norm) post += 2 * kBf16 * s.tokens * (s.q_width + s.kv_width);
-  k.push_back(memory("qkv_post", SlotClass::kRope, post));
-  k.push_back(memory("rotary", SlotClass::kRope, 2 * kBf16 * s.tokens * (s.q_width + s.kv_width)));
+  k.push_back(memory_kernel("qkv_post", SlotClass::kRope, post));
+  k.push_back(
+      memory_kernel("rotary", SlotClass::kRope, 2 * kBf16 * s.tokens * (s.q_width + s.kv_width)));
   if (p.cp > 1) {
-    k.push_back(collective("cp_allgather_kv", Collective::kAllGather,
-                           kBf16 * 2 * s.batch * s.seq_total * s.kv_width, p.cp, Link::kNvlink));
+    k.push_back(collective_kernel("cp_allgather_kv", Collective::kAllGather,
+                                  kBf16 * 2 * s.batch * s.seq_total * s.kv_width, p.cp,
+                                  Link::kNvlink));
   }
   k.push_back(attention(s, false));
-  k.push_back(gemm("out_proj", s.tokens, s.h, s.q_width));
+  k.push_back(gemm_kernel("out_proj", s.tokens, s.h, s.q_width));
   if (p.tp > 1)
-    k.push_back(collective("tp_allreduce_attn", Collective::kAllReduce, act, p.tp, Link::kNvlink));
-  k.push_back(memory("bias_dropout_add", SlotClass::kNorm, 3 * act));
-  k.push_back(memory("pre_mlp_norm", SlotClass::kNorm, 2 * act));
+    k.push_back(
+        collective_kernel("tp_allreduce_attn", Collective::kAllReduce, act, p.tp, Link::kNvlink));
+  k.push_back(memory_kernel("bias_dropout_add", SlotClass::kNorm, 3 * act));
+  k.push_back(memory_kernel("pre_mlp_norm", SlotClass::kNorm, 2 * act));
   const double fc1_width = (w.model.gated_mlp ? 2 : 1) * s.ffn;
-  k.push_back(gemm("fc1", s.tokens, fc1_width, s.h));
-  k.push_back(memory(w.model.gated_mlp ? "swiglu" : "gelu", SlotClass::kActivation,
-                     kBf16 * s.tokens * (fc1_width + s.ffn)));
-  k.push_back(gemm("fc2", s.tokens, s.h, s.ffn));
+  k.push_back(gemm_kernel("fc1", s.tokens, fc1_width, s.h));
+  k.push_back(memory_kernel(w.model.gated_mlp ? "swiglu" : "gelu", SlotClass::kActivation,
+                            kBf16 * s.tokens * (fc1_width + s.ffn)));
+  k.push_back(gemm_kernel("fc2", s.tokens, s.h, s.ffn));
   if (p.tp > 1)
-    k.push_back(collective("tp_allreduce_mlp", Collective::kAllReduce, act, p.tp, Link::kNvlink));
-  k.push_back(memory("bias_dropout_add_mlp", SlotClass::kNorm, 3 * act));
+    k.push_back(
+        collective_kernel("tp_allreduce_mlp", Collective::kAllReduce, act, p.tp, Link::kNvlink));
+  k.push_back(memory_kernel("bias_dropout_add_mlp", SlotClass::kNorm, 3 * act));
   return k;
 }
 
@@ -185,40 +197,42 @@ std::vector<Kernel> layer_backward(const Workload& w, double batch) {
   const double fc1_width = (w.model.gated_mlp ? 2 : 1) * s.ffn;
   std::vector<Kernel> k;
   // Backward kernels read the incoming gradient and the saved input and write the gradient.
-  k.push_back(memory("bias_dropout_add_mlp_bwd", SlotClass::kNorm, 2 * act, true));
-  k.push_back(gemm("fc2_dgrad", s.tokens, s.ffn, s.h, true));
-  k.push_back(gemm("fc2_wgrad", s.ffn, s.h, s.tokens, true));
-  k.push_back(memory(w.model.gated_mlp ? "swiglu_bwd" : "gelu_bwd", SlotClass::kActivation,
-                     kBf16 * s.tokens * (s.ffn + 2 * fc1_width), true));
-  k.push_back(gemm("fc1_dgrad", s.tokens, s.h, fc1_width, true));
-  k.push_back(gemm("fc1_wgrad", fc1_width, s.h, s.tokens, true));
+  k.push_back(memory_kernel("bias_dropout_add_mlp_bwd", SlotClass::kNorm, 2 * act, true));
+  k.push_back(gemm_kernel("fc2_dgrad", s.tokens, s.ffn, s.h, true));
+  k.push_back(gemm_kernel("fc2_wgrad", s.ffn, s.h, s.tokens, true));
+  k.push_back(memory_kernel(w.model.gated_mlp ? "swiglu_bwd" : "gelu_bwd", SlotClass::kActivation,
+                            kBf16 * s.tokens * (s.ffn + 2 * fc1_width), true));
+  k.push_back(gemm_kernel("fc1_dgrad", s.tokens, s.h, fc1_width, true));
+  k.push_back(gemm_kernel("fc1_wgrad", fc1_width, s.h, s.tokens, true));
   if (p.tp > 1)
-    k.push_back(
-        collective("tp_allreduce_fc1_grad", Collective::kAllReduce, act, p.tp, Link::kNvlink));
-  k.push_back(memory("pre_mlp_norm_bwd", SlotClass::kNorm, 3 * act, true));
-  k.push_back(memory("bias_dropout_add_bwd", SlotClass::kNorm, 2 * act, true));
-  k.push_back(gemm("out_proj_dgrad", s.tokens, s.q_width, s.h, true));
-  k.push_back(gemm("out_proj_wgrad", s.h, s.q_width, s.tokens, true));
+    k.push_back(collective_kernel("tp_allreduce_fc1_grad", Collective::kAllReduce, act, p.tp,
+                                  Link::kNvlink));
+  k.push_back(memory_kernel("pre_mlp_norm_bwd", SlotClass::kNorm, 3 * act, true));
+  k.push_back(memory_kernel("bias_dropout_add_bwd", SlotClass::kNorm, 2 * act, true));
+  k.push_back(gemm_kernel("out_proj_dgrad", s.tokens, s.q_width, s.h, true));
+  k.push_back(gemm_kernel("out_proj_wgrad", s.h, s.q_width, s.tokens, true));
   if (p.cp > 1) {
-    k.push_back(collective("cp_allgather_kv_bwd", Collective::kAllGather,
-                           kBf16 * 2 * s.batch * s.seq_total * s.kv_width, p.cp, Link::kNvlink));
+    k.push_back(collective_kernel("cp_allgather_kv_bwd", Collective::kAllGather,
+                                  kBf16 * 2 * s.batch * s.seq_total * s.kv_width, p.cp,
+                                  Link::kNvlink));
   }
   k.push_back(attention(s, true));
   if (p.cp > 1) {
-    k.push_back(collective("cp_reducescatter_dkv", Collective::kReduceScatter,
-                           kBf16 * 2 * s.batch * s.seq_total * s.kv_width, p.cp, Link::kNvlink));
+    k.push_back(collective_kernel("cp_reducescatter_dkv", Collective::kReduceScatter,
+                                  kBf16 * 2 * s.batch * s.seq_total * s.kv_width, p.cp,
+                                  Link::kNvlink));
   }
-  k.push_back(memory("rotary_bwd", SlotClass::kRope,
-                     2 * kBf16 * s.tokens * (s.q_width + s.kv_width), true));
+  k.push_back(memory_kernel("rotary_bwd", SlotClass::kRope,
+                            2 * kBf16 * s.tokens * (s.q_width + s.kv_width), true));
   double post = 2 * kBf16 * s.tokens * qkv_width;
   if (w.model.qk_norm) post += 3 * kBf16 * s.tokens * (s.q_width + s.kv_width);
-  k.push_back(memory("qkv_post_bwd", SlotClass::kRope, post, true));
-  k.push_back(gemm("qkv_proj_dgrad", s.tokens, s.h, qkv_width, true));
-  k.push_back(gemm("qkv_proj_wgrad", qkv_width, s.h, s.tokens, true));
+  k.push_back(memory_kernel("qkv_post_bwd", SlotClass::kRope, post, true));
+  k.push_back(gemm_kernel("qkv_proj_dgrad", s.tokens, s.h, qkv_width, true));
+  k.push_back(gemm_kernel("qkv_proj_wgrad", qkv_width, s.h, s.tokens, true));
   if (p.tp > 1)
-    k.push_back(
-        collective("tp_allreduce_qkv_grad", Collective::kAllReduce, act, p.tp, Link::kNvlink));
-  k.push_back(memory("input_norm_bwd", SlotClass::kNorm, 3 * act, true));
+    k.push_back(collective_kernel("tp_allreduce_qkv_grad", Collective::kAllReduce, act, p.tp,
+                                  Link::kNvlink));
+  k.push_back(memory_kernel("input_norm_bwd", SlotClass::kNorm, 3 * act, true));
   return k;
 }
 
@@ -228,10 +242,10 @@ std::vector<Kernel> embedding_kernels(const Workload& w, Direction d) {
   std::vector<Kernel> k;
   const bool fwd = d == Direction::kForward;
   // Vocabulary-parallel embedding: each rank looks up its shard, then an AllReduce sums them.
-  k.push_back(memory(fwd ? "embedding" : "embedding_bwd", SlotClass::kNorm, 2 * act, !fwd));
+  k.push_back(memory_kernel(fwd ? "embedding" : "embedding_bwd", SlotClass::kNorm, 2 * act, !fwd));
   if (fwd && w.parallelism.tp > 1)
-    k.push_back(collective("tp_allreduce_embedding", Collective::kAllReduce, act, w.parallelism.tp,
-                           Link::kNvlink));
+    k.push_back(collective_kernel("tp_allreduce_embedding", Collective::kAllReduce, act,
+                                  w.parallelism.tp, Link::kNvlink));
   return k;
 }
 
@@ -242,18 +256,19 @@ std::vector<Kernel> output_and_loss_kernels(const Workload& w, Direction d) {
   const double logits = s.tokens * vocab;
   std::vector<Kernel> k;
   if (d == Direction::kForward) {
-    k.push_back(memory("final_norm", SlotClass::kNorm, 2 * act));
-    k.push_back(gemm("output_proj", s.tokens, vocab, s.h));
+    k.push_back(memory_kernel("final_norm", SlotClass::kNorm, 2 * act));
+    k.push_back(gemm_kernel("output_proj", s.tokens, vocab, s.h));
     // Vocab-parallel cross-entropy: fp32 max/exp/sum over the logits shard.
-    k.push_back(memory("cross_entropy", SlotClass::kNorm, logits * (kBf16 + kFp32)));
+    k.push_back(memory_kernel("cross_entropy", SlotClass::kNorm, logits * (kBf16 + kFp32)));
   } else {
-    k.push_back(memory("cross_entropy_bwd", SlotClass::kNorm, logits * (kFp32 + kBf16), true));
-    k.push_back(gemm("output_proj_dgrad", s.tokens, s.h, vocab, true));
-    k.push_back(gemm("output_proj_wgrad", vocab, s.h, s.tokens, true));
+    k.push_back(
+        memory_kernel("cross_entropy_bwd", SlotClass::kNorm, logits * (kFp32 + kBf16), true));
+    k.push_back(gemm_kernel("output_proj_dgrad", s.tokens, s.h, vocab, true));
+    k.push_back(gemm_kernel("output_proj_wgrad", vocab, s.h, s.tokens, true));
     if (w.parallelism.tp > 1)
-      k.push_back(collective("tp_allreduce_output_grad", Collective::kAllReduce, act,
-                             w.parallelism.tp, Link::kNvlink));
-    k.push_back(memory("final_norm_bwd", SlotClass::kNorm, 3 * act, true));
+      k.push_back(collective_kernel("tp_allreduce_output_grad", Collective::kAllReduce, act,
+                                    w.parallelism.tp, Link::kNvlink));
+    k.push_back(memory_kernel("final_norm_bwd", SlotClass::kNorm, 3 * act, true));
   }
   return k;
 }
@@ -285,8 +300,8 @@ std::vector<Kernel> instruction_kernels(const Workload& w, int stage, Direction 
 
 Kernel pipeline_transfer(const Workload& w) {
   const double bytes = kBf16 * w.tokens_per_microbatch() * w.model.hidden_size;
-  return collective("pp_send_recv", Collective::kSendRecv, bytes, 2,
-                    w.pipeline_crosses_nodes() ? Link::kScaleOut : Link::kNvlink);
+  return collective_kernel("pp_send_recv", Collective::kSendRecv, bytes, 2,
+                           w.pipeline_crosses_nodes() ? Link::kScaleOut : Link::kNvlink);
 }
 
 Kernel gradient_reduction(const Workload& w, int stage) {
@@ -295,9 +310,9 @@ Kernel gradient_reduction(const Workload& w, int stage) {
     params += static_cast<double>(w.model.vocab_size) * w.model.hidden_size / w.parallelism.tp;
   }
   // Megatron accumulates and reduces gradients in fp32 by default.
-  return collective("dp_allreduce_grads", Collective::kAllReduce, kFp32 * params,
-                    w.parallelism.dp * w.parallelism.cp,
-                    w.data_parallel_crosses_nodes() ? Link::kScaleOut : Link::kNvlink);
+  return collective_kernel("dp_allreduce_grads", Collective::kAllReduce, kFp32 * params,
+                           w.parallelism.dp * w.parallelism.cp,
+                           w.data_parallel_crosses_nodes() ? Link::kScaleOut : Link::kNvlink);
 }
 
 double bus_bytes(const Kernel& collective) {

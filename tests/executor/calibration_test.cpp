@@ -4,9 +4,9 @@
 // instruction near 1410 MHz.
 #include <gtest/gtest.h>
 
+#include "common/workloads.hpp"
 #include "kareus/core/csv.hpp"
 #include "kareus/executor/iteration.hpp"
-#include "common/workloads.hpp"
 
 namespace kareus::emulator {
 namespace {
@@ -29,8 +29,10 @@ TEST(CalibrationTest, SequentialIterationMatchesArtifact) {
   IterationOptions opt;
   opt.clock = ClockPolicy::locked_at(MHz(1410));
   const IterationResult r = simulate_iteration(w, emu, opt);
-  EXPECT_NEAR(r.iteration_time.value() / target_time, 1.0, 0.10);
-  EXPECT_NEAR(r.dynamic_energy.value() / target_dynamic, 1.0, 0.15);
+  // scripts/calibrate.py fits gemm_efficiency and data_movement_sm_activity to this run within
+  // 0.1 %; anything that moves it by more than 1 % needs a new fit.
+  EXPECT_NEAR(r.iteration_time.value() / target_time, 1.0, 0.01);
+  EXPECT_NEAR(r.dynamic_energy.value() / target_dynamic, 1.0, 0.01);
   EXPECT_EQ(r.gpus, 16);
 }
 

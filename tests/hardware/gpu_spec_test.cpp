@@ -44,9 +44,55 @@ TEST(GpuCatalogue, A100MatchesPublishedFigures) {
   // Kareus searches 1410 down to 900 MHz in 30 MHz steps: 18 clocks.
   EXPECT_EQ(g.search_clocks().size(), 18u);
   EXPECT_EQ(g.supported_clocks().size(), 81u);
-  EXPECT_NEAR(g.gemm_sm_scaling(20.0 / 108), 0.30, 1e-9);
-  EXPECT_NEAR(g.gemm_sm_scaling(80.0 / 108), 0.97, 1e-9);
   EXPECT_DOUBLE_EQ(g.voltage(MHz(900)), g.voltage_floor_v);
+  // Idle power at a locked clock, measured: 56 W at 300 MHz, 61 at 900, 70 at 1200, 85 at 1410.
+  EXPECT_DOUBLE_EQ(g.idle_power_at(MHz(900)).value(), 61.0);
+  EXPECT_DOUBLE_EQ(g.idle_power_at(MHz(1410)).value(), 85.0);
+}
+
+// Measured on A100 with clocks locked: dynamic power per SM per MHz (proportional to V^2) is
+// flat from 510 to about 1050 MHz, then x1.34 at 1200 and x1.89 at 1410 MHz relative to 900.
+TEST(GpuCatalogue, A100VoltageCurveMatchesMeasuredPowerPerMhz) {
+  const GpuSpec g = load_gpu("a100-sxm4-40gb");
+  const auto relative = [&](double mhz) {
+    const double v = g.voltage(MHz(mhz)) / g.voltage(MHz(900));
+    return v * v;
+  };
+  EXPECT_NEAR(relative(510), 1.0, 1e-12);
+  EXPECT_LT(relative(1050), 1.03);
+  EXPECT_NEAR(relative(1200), 1.34, 0.02);
+  EXPECT_NEAR(relative(1410), 1.89, 0.02);
+}
+
+// A100's AllReduce on 4 GPUs (ring, 64 MiB class) measured at 1410 MHz: algorithm bandwidth
+// 11.2 / 22.4 / 42.6 / 77.7 / 128.9 / 144.7 GB/s on 1 / 2 / 4 / 8 / 16 / 32 CTAs. The bus
+// bandwidth is 2(n-1)/n = 1.5 times that.
+TEST(GpuCatalogue, CollectiveBandwidthFollowsCtaSweep) {
+  const GpuSpec g = load_gpu("a100-sxm4-40gb");
+  for (auto [ctas, algbw] :
+       {std::pair{1, 11.2}, {2, 22.4}, {4, 42.6}, {8, 77.7}, {16, 128.9}, {32, 144.7}}) {
+    const double busbw = g.collective_busbw(ctas, MHz(1410)) / 1e9;
+    EXPECT_NEAR(busbw / 1.5, algbw, 0.09 * algbw) << ctas << " CTAs";
+  }
+}
+
+TEST(GpuCatalogue, CollectiveBandwidthRisesWithCtasAndClockAndSaturates) {
+  for (const auto& name : list_gpus()) {
+    SCOPED_TRACE(name);
+    const GpuSpec g = load_gpu(name);
+    const double ceiling = g.collective_busbw_ceiling_gbps * 1e9;
+    double last_ctas = 0;
+    for (int c = 1; c <= 64; c *= 2) {
+      const double bw = g.collective_busbw(c, g.clock_max);
+      EXPECT_GT(bw, last_ctas);
+      EXPECT_LT(bw, ceiling);
+      last_ctas = bw;
+      EXPECT_GT(bw, g.collective_busbw(c, g.clock_max * 0.7));
+    }
+    // Saturated: doubling the CTAs beyond 64 gains under 2 %.
+    EXPECT_LT(g.collective_busbw(128, g.clock_max) / g.collective_busbw(64, g.clock_max), 1.02);
+    EXPECT_GT(g.collective_busbw(128, g.clock_max), 0.95 * ceiling);
+  }
 }
 
 TEST(GpuCatalogue, NumberWithoutSourceIsRejected) {

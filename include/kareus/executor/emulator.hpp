@@ -2,17 +2,22 @@
 // holds a given number of SMs, at a locked SM clock or under the default (power-limited)
 // governor, and returns wall time and energy split into static and dynamic parts.
 //
-// Model (every constant comes from the GpuSpec, which names its sources):
-//  - a compute kernel takes max(compute time, memory time) + launch overhead. Compute time
-//    scales with clock x tensor throughput of the SMs it gets (NanoFlow GEMM-vs-SM curve);
-//    memory time needs enough SMs to saturate HBM (NanoFlow GEMV curve) and is clock-independent
-//    down to a knee;
-//  - a collective on s SMs reaches a fraction of the bus-bandwidth ceiling that rises with s
-//    (MSCCL++ blocks-vs-bandwidth), plus a latency term; standard volume factors per collective;
-//  - concurrent kernels split the SMs (the collective's s SMs are taken from compute) and share
-//    HBM bandwidth in proportion to their demand when it is oversubscribed;
-//  - power = static + k x V(f)^2 x f x (SM activity) + HBM traffic x energy per bit; the default
-//    governor runs each phase at the highest clock whose power fits the power limit.
+// Model (every constant comes from the GpuSpec, which names its sources; docs/emulator.md
+// explains the forms and what they were checked against):
+//  - a compute kernel takes max(math time, memory time) + launch overhead, and never less than
+//    the host launch interval. Math time scales with the clock and with the waves of tiles its
+//    SMs run (a partial last wave idles SMs; SMs taken by a collective add waves, W'/W);
+//    memory time needs enough SMs to saturate HBM (NanoFlow GEMV curve) and is
+//    clock-independent down to a knee;
+//  - a collective on c CTAs moves bus bytes at a bandwidth linear in CTAs x clock that
+//    saturates at the topology's ceiling, plus a fixed cost per call;
+//  - while both run, each stretches: the compute kernel with the HBM traffic the collective
+//    causes (2-3 HBM bytes per NVLink byte), more so when it is memory-bound; the collective
+//    when it is latency-bound and with the traffic it moves. The overlap lasts as long as the
+//    shorter stretched kernel; the rest runs alone;
+//  - power = idle power at the clock + k x V(f)^2 x f x (active SMs) + uncore power while a
+//    kernel runs + HBM traffic x energy per bit; a stretched kernel keeps its power. The power
+//    limit caps every phase, locked or not, by lowering the clock.
 #pragma once
 
 #include <optional>
@@ -68,6 +73,24 @@ struct EmulatorOptions {
   double drift_per_hour = 0.0;
 };
 
+// One compute kernel on `held_sms` SMs with nothing beside it.
+struct ComputeAlone {
+  double math_time = 0;    // s of tensor/ALU work, waves included
+  double memory_time = 0;  // s of HBM traffic
+  double duration = 0;     // s, launch overhead and host floor included
+  double busy_sms = 0;     // SMs doing math, averaged over the waves
+  double held_sms = 0;
+  double hbm_share = 0;  // HBM bandwidth it uses, as a share of what the GPU delivers
+};
+
+// The phase in which a compute kernel and a collective run together.
+struct CoRun {
+  MHz clock;                 // after the power limit
+  Seconds compute_duration;  // the whole compute kernel under these conditions
+  Seconds comm_duration;     // the whole collective under these conditions
+  Watts power;               // board power
+};
+
 class Emulator {
  public:
   explicit Emulator(GpuSpec gpu, EmulatorOptions options = {});
@@ -87,9 +110,24 @@ class Emulator {
   // Time of one kernel alone at clock f with `sms` SMs (diagnostics, tests, kernel DVFS).
   Seconds kernel_time(const workload::Kernel& kernel, MHz f, int sms) const;
   RunResult run_kernel(const workload::Kernel& kernel, const ClockPolicy& policy) const;
+  // Both kernels sharing the GPU (the collective on `comm_sms` CTAs), under the policy.
+  CoRun co_run(const workload::Kernel& compute, const workload::Kernel& comm, int comm_sms,
+               const ClockPolicy& policy) const;
+
+  // Model pieces, public for tests and what-if tools.
+  // Tiles a matrix-product kernel launches (split-K included); 0 for kernels without a shape.
+  double launch_grid(const workload::Kernel& kernel) const;
+  ComputeAlone compute_alone(const workload::Kernel& kernel, int sms, MHz f) const;
+  // Seconds for the collective alone on `ctas` CTAs at f; `busbw` receives its bus bandwidth.
+  double collective_alone(const workload::Kernel& comm, int ctas, MHz f,
+                          double* busbw = nullptr) const;
 
  private:
   struct Phase;
+  // Dynamic power (W above idle) of a compute kernel run as `c`, and of a collective on `ctas`
+  // CTAs lasting `duration` seconds.
+  double compute_power(const ComputeAlone& c, const workload::Kernel& k, MHz f) const;
+  double collective_power(const workload::Kernel& comm, int ctas, double duration, MHz f) const;
   Phase evaluate(const workload::Kernel* compute, const workload::Kernel* comm, int comm_sms,
                  MHz f) const;
   Phase evaluate_under(const workload::Kernel* compute, const workload::Kernel* comm, int comm_sms,

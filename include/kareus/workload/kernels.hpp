@@ -39,6 +39,14 @@ struct Kernel {
   bool is_collective() const { return kind == KernelKind::kCollective; }
 };
 
+// Kernel factories for the layer builders below, what-if tools and tests. Shapes are bf16.
+Kernel gemm_kernel(std::string name, double m, double n, double k, bool backward = false);
+Kernel memory_kernel(std::string name, SlotClass slot, double bytes, bool backward = false);
+Kernel collective_kernel(std::string name, Collective c, double bytes, int group, Link link);
+// Causal flash attention of `batch` sequences: seq_q queries against seq_kv keys per head.
+Kernel attention_kernel(double batch, double seq_q, double seq_kv, double q_heads, double kv_heads,
+                        double head_dim, bool backward);
+
 const char* to_string(KernelKind kind);
 const char* to_string(SlotClass slot);
 const char* to_string(Collective c);
