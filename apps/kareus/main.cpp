@@ -1,5 +1,5 @@
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <exception>
@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   kareus::cli::register_gpus_command(app);
   kareus::cli::register_models_command(app);
   kareus::cli::register_simulate_command(app);
+  kareus::cli::register_overlap_command(app);
   kareus::cli::register_search_command(app);
   kareus::cli::register_plan_command(app);
   kareus::cli::register_energylens_command(app);
