@@ -5,16 +5,8 @@
 namespace kareus::search {
 namespace {
 
-using workload::Collective;
 using workload::Kernel;
 using workload::KernelKind;
-
-// Bytes a collective moves per byte of buffer on the bus (NCCL's bus-bandwidth factors:
-// AllReduce 2(n-1)/n, AllGather and ReduceScatter (n-1)/n).
-double bus_factor(const Kernel& k) {
-  const double n = std::max(1, k.group_size);
-  return (k.collective == Collective::kAllReduce ? 2.0 : 1.0) * (n - 1.0) / n;
-}
 
 double kernel_seconds(const Kernel& k, double clock_fraction, double sm_fraction,
                       const GpuSpec& gpu) {
@@ -44,11 +36,10 @@ RooflineFigures roofline(const partition::Partition& p, const partition::ExecCon
     r.compute_s += length.back();
   }
   if (p.comm) {
-    // Bandwidth grows with the SMs up to NCCL's default channel count (one SM per channel).
-    const double share = std::min(
-        1.0, static_cast<double>(config.comm_sms) / std::max(1, gpu.nccl_default_channels));
-    r.comm_s = bus_factor(*p.comm) * p.comm->comm_bytes /
-               (gpu.collective_busbw_ceiling_gbps * 1e9 * share);
+    // The catalogue's bandwidth curve: linear in CTAs x clock, saturating at the topology's
+    // ceiling.
+    r.comm_s = gpu.collective_latency.value() +
+               workload::bus_bytes(*p.comm) / gpu.collective_busbw(config.comm_sms, config.clock);
   }
   r.partition_s = std::max(r.compute_s, r.launch_offset_s + r.comm_s);
   r.exposed_comm_s = r.partition_s - r.compute_s;
