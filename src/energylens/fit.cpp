@@ -150,10 +150,12 @@ Start run_lbfgsb(const Problem& problem, Params p, int max_iterations) {
   return {p, problem.evaluate(p, nullptr, nullptr), converged};
 }
 
-// Ridge on the standardised scale exponents, per group: 1 % of a descriptor's own spread, so it
-// barely moves a well-determined exponent but splits one between collinear descriptors
-// (parameters = active parameters in every dense model) [E].
-constexpr double kScaleRidge = 0.01;
+// Ridge on the standardised scale exponents: one group's worth of evidence that an exponent is
+// 0. Against dozens of groups it barely moves a well-determined exponent; with two or three it
+// keeps an exponent drawn through two noisy multipliers from extrapolating wildly, and it
+// splits an exponent between collinear descriptors (parameters = active parameters in every
+// dense model) [E].
+constexpr double kScaleRidge = 1.0;
 
 // The scale term from the groups' multipliers. Its level is folded into the linear parameters,
 // so that they carry the energy of the descriptors' reference point (or, without descriptors,

@@ -85,9 +85,13 @@ ScaleFit fit_scale(const std::vector<GroupEvidence>& groups, double row_variance
     const double sd = std::sqrt((X.col(j).array() - mean).square().mean());
     unit(j) = sd > 1e-9 ? 1.0 / sd : 0.0;
   }
+  // Exponents need more groups than coefficients: otherwise the regression passes through every
+  // group, leaves nothing to judge it by, and extrapolates from two or three noisy multipliers.
+  const Eigen::Index varying = (unit.array() > 0.0).count() - 1;
+  if (g < varying + 2) unit.tail(p - 1).setZero();
   const Eigen::MatrixXd Xs = X * unit.asDiagonal();
   Eigen::MatrixXd A = Xs.transpose() * Xs;
-  for (Eigen::Index j = 1; j < p; ++j) A(j, j) += ridge * static_cast<double>(g);
+  for (Eigen::Index j = 1; j < p; ++j) A(j, j) += ridge;
   ScaleFit fit;
   fit.inverse =
       unit.asDiagonal() * A.completeOrthogonalDecomposition().pseudoInverse() * unit.asDiagonal();

@@ -49,7 +49,8 @@ struct GroupScale {
   double log_variance = 0.0;  // posterior variance of that log scale
 };
 
-// `ridge` penalises the slopes of the standardised descriptors, per group.
+// `ridge` penalises the slopes of the standardised descriptors, in groups' worth of evidence
+// that an exponent is 0.
 ScaleFit fit_scale(const std::vector<GroupEvidence>& groups, double row_variance, double ridge,
                    std::vector<GroupScale>& per_group);
 
