@@ -343,11 +343,16 @@ void add_discover(CLI::App& parent) {
   cmd->add_option("--parsimony", opts->parsimony, "loss penalty per node");
   cmd->add_option("--seed", opts->seed, "random seed");
   cmd->add_option("--scale-by", *scale_by, "as for fit");
+  auto descriptors = std::make_shared<std::string>("off");
+  cmd->add_option("--descriptors", *descriptors,
+                  "on: search over the model and GPU descriptors too (use with --scale-by none)")
+      ->check(CLI::IsMember({"on", "off"}));
   cmd->add_flag("--json", *json, "print one JSON document");
   cmd->callback([=] {
     const el::Dataset d = el::read_dataset(*data);
     el::DiscoverOptions o = *opts;
     o.scale_by = el::parse_scale_by(*scale_by);
+    o.descriptors = *descriptors == "on";
     o.progress = true;
     const el::DiscoverResult r = el::discover(d, o);
     Json front = Json::array();

@@ -125,6 +125,14 @@ const ScaleVector& DescriptorCache::of(const Sample& s, std::string_view source)
   return vectors_[key] = scale_vector(models_.at(s.model), gpus_.at(s.gpu));
 }
 
+void attach_descriptors(Dataset& data) {
+  DescriptorCache cache;
+  for (Sample& s : data.samples) {
+    const ScaleVector& x = cache.of(s, data.source);
+    for (std::size_t j = 0; j < kScaleTerms; ++j) s.descriptors[j] = std::exp(x[j]);
+  }
+}
+
 void require_descriptors(const Dataset& data) {
   DescriptorCache cache;
   for (const Sample& s : data.samples) cache.of(s, data.source);

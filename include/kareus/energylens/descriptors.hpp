@@ -44,7 +44,7 @@ GpuDescriptors gpu_descriptors(const std::string& gpu);
 
 // The logarithms the scale term is linear in (docs/energylens.md, "Descriptor scale").
 enum ScaleTerm : std::size_t { log_params, log_active_params, log_kv_bytes, log_joules_per_byte };
-inline constexpr std::size_t kScaleTerms = 4;
+inline constexpr std::size_t kScaleTerms = kDescriptorValues;
 using ScaleVector = std::array<double, kScaleTerms>;
 std::string_view scale_term_name(std::size_t term);
 std::string_view scale_term_meaning(std::size_t term);
@@ -62,6 +62,10 @@ class DescriptorCache {
   std::map<std::string, GpuDescriptors> gpus_;
   std::map<std::pair<std::string, std::string>, ScaleVector> vectors_;
 };
+
+// Fills every row's Sample::descriptors (what symbolic regression searches over), with
+// require_descriptors()'s errors.
+void attach_descriptors(Dataset& data);
 
 // Looks up every row of `data`, so that a run stops on the first row the catalogues cannot
 // describe (naming data.source and the line) before it fits or prints anything.
