@@ -182,6 +182,14 @@ el::EnergyModel load_model(const std::string& path) {
   return el::EnergyModel::from_json(JsonDocument::load_file(path).root());
 }
 
+// Candidate rows for a fitted model: with a descriptor scale, every row's model and GPU must be
+// in the catalogues before anything is printed.
+el::Dataset read_candidates(const el::EnergyModel& m, const std::string& path) {
+  el::Dataset d = el::read_dataset(path, el::EnergyColumn::optional);
+  if (m.descriptors) el::require_descriptors(d);
+  return d;
+}
+
 void add_predict(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("predict", "Predict energy per request for configurations");
   auto model = std::make_shared<std::string>();
@@ -192,7 +200,7 @@ void add_predict(CLI::App& parent) {
   cmd->add_flag("--json", *json, "print one JSON document");
   cmd->callback([=] {
     const el::EnergyModel m = load_model(*model);
-    const el::Dataset d = el::read_dataset(*data, el::EnergyColumn::optional);
+    const el::Dataset d = read_candidates(m, *data);
     Json rows = Json::array();
     TextTable t({"line", "scenario", "config", "predicted J", interval_header(), "measured J"});
     std::vector<double> measured, predicted;
@@ -239,7 +247,7 @@ void add_select(CLI::App& parent) {
   cmd->add_flag("--json", *json, "print one JSON document");
   cmd->callback([=] {
     const el::EnergyModel m = load_model(*model);
-    const el::Dataset d = el::read_dataset(*data, el::EnergyColumn::optional);
+    const el::Dataset d = read_candidates(m, *data);
     std::vector<el::Selection> selections = el::select_configurations(m, d);
     if (!scenario->empty()) {
       std::erase_if(selections, [&](const el::Selection& s) { return s.scenario != *scenario; });

@@ -57,6 +57,12 @@ TEST(EnergyLensCli, PredictAndSelectReportIntervalsAndCloseCalls) {
 }
 
 TEST(EnergyLensCli, RowsTheCataloguesCannotDescribeAreRefused) {
+  const fs::path known = write_csv("kareus_el_cli_known.csv", "Llama-3.1-8B", "h100-sxm");
+  const fs::path model = fs::temp_directory_path() / "kareus_el_cli_refuse_model.json";
+  ASSERT_EQ(testing::run_cli(kBinary,
+                             "energylens fit --data " + known.string() + " --out " + model.string())
+                .exit_code,
+            0);
   const fs::path no_model = write_csv("kareus_el_cli_model.csv", "acme/Unknown-9B", "h100-sxm");
   const fs::path no_gpu = write_csv("kareus_el_cli_gpu.csv", "Llama-3.1-8B", "NVIDIA B300");
   const fs::path config = fs::temp_directory_path() / "kareus_el_cli_nolayers.json";
@@ -68,7 +74,9 @@ TEST(EnergyLensCli, RowsTheCataloguesCannotDescribeAreRefused) {
            {"energylens fit --data " + no_gpu.string(), "NVIDIA B300"},
            {"energylens fit --data " + no_field.string(), "num_hidden_layers"},
            {"energylens evaluate --train-size 4 --seeds 1 --data " + no_model.string(),
-            "acme/Unknown-9B"}})
+            "acme/Unknown-9B"},
+           {"energylens predict --model " + model.string() + " --data " + no_gpu.string(),
+            "NVIDIA B300"}})
     testing::expect_rejected(kBinary, c);
 }
 
