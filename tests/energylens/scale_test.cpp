@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "kareus/core/json.hpp"
 #include "kareus/core/rng.hpp"
 #include "kareus/energylens/fit.hpp"
 #include "kareus/energylens/metrics.hpp"
@@ -85,6 +86,23 @@ TEST(EnergyLensScale, WithoutDescriptorsAnUnseenModelGetsTheMeanScale) {
   // The largest model is far above the mean scale; only the descriptors know it.
   EXPECT_LT(mape_percent(measured, p_with), 10.0);
   EXPECT_GT(mape_percent(measured, p_without), 50.0);
+}
+
+TEST(EnergyLensScale, DescriptorModelRoundTripsThroughJson) {
+  const Dataset d = testing::descriptor_grid(shape(), kKappa, 0.2, 0.1, 9);
+  std::vector<Sample> train;
+  for (const Sample& s : d.samples)
+    if (s.model != "gemma-2-9b-it" && s.gpu != "a40") train.push_back(s);
+  const EnergyModel m = fit_energy_model(random_rows({"", train}, 120, 9), descriptor_fit());
+  const EnergyModel back =
+      EnergyModel::from_json(JsonDocument::parse(m.to_json().dump(), "model.json").root());
+  // Seen groups, an unseen GPU for seen models, an unseen model: the same predictions and
+  // intervals after the round trip.
+  for (const Sample& s : d.samples) {
+    EXPECT_NEAR(back.predict(s).value(), m.predict(s).value(), 1e-9 * m.predict(s).value());
+    EXPECT_NEAR(back.interval(s).high.value(), m.interval(s).high.value(),
+                1e-9 * m.interval(s).high.value());
+  }
 }
 
 // 90 % intervals must hold about 90 % of fresh measurements, for groups seen in training and
