@@ -160,6 +160,34 @@ constexpr double kScaleRidge = 1.0;
 // The scale term from the groups' multipliers. Its level is folded into the linear parameters,
 // so that they carry the energy of the descriptors' reference point (or, without descriptors,
 // of the geometric-mean group, which unseen groups then get).
+// How many independent directions the fit moved in: the rank of the Jacobian of the log
+// predictions with respect to the free shape parameters (those not held at a bound) and the group
+// multipliers. The residuals keep the other n - rank degrees of freedom.
+std::size_t fitted_directions(const Params& p, const Problem& problem) {
+  const auto& info = parameter_info();
+  std::vector<std::size_t> free;
+  for (std::size_t k = 0; k < kParams; ++k) {
+    const double tol = 1e-9 * std::max(1.0, std::fabs(p[k]));
+    if (p[k] - info[k].lower > tol && info[k].upper - p[k] > tol) free.push_back(k);
+  }
+  const auto n = static_cast<Eigen::Index>(problem.x.size());
+  const auto groups = static_cast<Eigen::Index>(problem.groups.names.size());
+  Eigen::MatrixXd J = Eigen::MatrixXd::Zero(n, static_cast<Eigen::Index>(free.size()) + groups);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    Gradient g;
+    const double f = closed_form(p, problem.x[static_cast<std::size_t>(i)], g);
+    for (std::size_t j = 0; j < free.size(); ++j)
+      J(i, static_cast<Eigen::Index>(j)) = g[free[j]] / f;
+    J(i, static_cast<Eigen::Index>(free.size() +
+                                   problem.groups.of_row[static_cast<std::size_t>(i)])) = 1.0;
+  }
+  for (Eigen::Index c = 0; c < J.cols(); ++c)
+    if (J.col(c).norm() > 0.0) J.col(c).normalize();
+  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(J);
+  qr.setThreshold(1e-8);
+  return static_cast<std::size_t>(qr.rank());
+}
+
 // Scale groups finer than the model (model and GPU, say) share a family effect per model.
 std::string family_of(const Sample& s, const std::vector<std::string>& scale_by) {
   const bool by_model = std::find(scale_by.begin(), scale_by.end(), "model") != scale_by.end();
@@ -188,14 +216,19 @@ void fit_scale_term(EnergyModel& model, const Problem& problem, const std::vecto
                     const std::vector<double>& scales, std::vector<GroupEvidence> evidence) {
   const std::size_t groups = scales.size();
   // Row noise: log residuals around each group's multiplier, over the degrees of freedom the
-  // multipliers leave.
+  // fit leaves. Counting only the multipliers would leave the shape parameters' fit to these
+  // same rows in the residuals and make the intervals too narrow.
   double squares = 0.0;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const double fitted =
         scales[problem.groups.of_row[i]] * closed_form(model.params, problem.x[i]);
     squares += std::pow(std::log(problem.energy[i] / fitted), 2);
   }
-  const double dof = static_cast<double>(rows.size()) - static_cast<double>(groups);
+  // With fewer rows than fitted directions (a handful of rows) fall back to the multipliers'
+  // count, the old, optimistic estimate, rather than to no noise at all.
+  const double n = static_cast<double>(rows.size());
+  double dof = n - static_cast<double>(fitted_directions(model.params, problem));
+  if (dof < 1.0) dof = n - static_cast<double>(groups);
   for (std::size_t g = 0; g < groups; ++g) evidence[g].log_scale = std::log(scales[g]);
   std::vector<GroupScale> per_group;
   model.scale_fit = fit_scale(evidence, dof >= 1.0 ? squares / dof : 0.0, kScaleRidge, per_group);
