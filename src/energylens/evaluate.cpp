@@ -21,6 +21,7 @@ struct RunScore {
   std::optional<double> mape;
   double top1;
   double pairwise;
+  double pairwise_parallelism;
 };
 
 std::vector<std::unique_ptr<Predictor>> predictors(const Dataset& data, const FitOptions& fit,
@@ -73,7 +74,7 @@ std::map<std::string, RunScore> score_rows(const Dataset& data,
     std::vector<double> predicted;
     for (std::size_t r : rows) predicted.push_back(p.values[r]);
     const SelectionScore sel = selection_score(data.samples, rows, predicted);
-    RunScore score{std::nullopt, sel.top1, sel.pairwise};
+    RunScore score{std::nullopt, sel.top1, sel.pairwise, sel.pairwise_parallelism};
     if (p.energy) score.mape = mape_percent(measured, predicted);
     out[name] = score;
   }
@@ -107,17 +108,19 @@ Scores summarise(const std::vector<std::map<std::string, RunScore>>& runs) {
   Scores out;
   if (runs.empty()) return out;
   for (const auto& [name, first] : runs.front()) {
-    std::vector<double> mape, top1, pairwise;
+    std::vector<double> mape, top1, pairwise, parallelism;
     for (const auto& run : runs) {
       const RunScore& r = run.at(name);
       if (r.mape) mape.push_back(*r.mape);
       top1.push_back(r.top1);
       pairwise.push_back(r.pairwise);
+      parallelism.push_back(r.pairwise_parallelism);
     }
     ModelScores m;
     if (first.mape) m.mape = stat_of(mape);
     m.top1 = stat_of(top1);
     m.pairwise = stat_of(pairwise);
+    m.pairwise_parallelism = stat_of(parallelism);
     out[name] = m;
   }
   return out;
@@ -223,15 +226,17 @@ Json scores_json(const Scores& scores) {
   for (const auto& [name, m] : scores) {
     out[name] = Json{{"mape", m.mape ? stat_json(*m.mape, 1.0) : Json(nullptr)},
                      {"top1", stat_json(m.top1, 100.0)},
-                     {"pairwise", stat_json(m.pairwise, 100.0)}};
+                     {"pairwise", stat_json(m.pairwise, 100.0)},
+                     {"pairwise_parallelism", stat_json(m.pairwise_parallelism, 100.0)}};
   }
   return out;
 }
 
 std::string scores_table(const Scores& scores) {
-  TextTable t({"model", "MAPE %", "Top-1 %", "pairwise %"});
+  TextTable t({"model", "MAPE %", "Top-1 %", "pairwise %", "pairwise across TP/PP/DP %"});
   for (const auto& [name, m] : scores)
-    t.add_row({name, cell(m.mape, 1.0), cell(m.top1, 100.0), cell(m.pairwise, 100.0)});
+    t.add_row({name, cell(m.mape, 1.0), cell(m.top1, 100.0), cell(m.pairwise, 100.0),
+               cell(m.pairwise_parallelism, 100.0)});
   return t.render_markdown();
 }
 

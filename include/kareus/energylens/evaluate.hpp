@@ -35,6 +35,7 @@ struct ModelScores {
   std::optional<Stat> mape;  // absent for a ranking proxy
   Stat top1;
   Stat pairwise;
+  Stat pairwise_parallelism;  // count 0 when no scenario varies TP, PP or DP
 };
 
 using Scores = std::map<std::string, ModelScores>;
