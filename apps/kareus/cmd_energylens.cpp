@@ -37,6 +37,7 @@ struct FitArgs {
   int restarts = 8;
   std::uint64_t seed = 1;
   std::string scale_by = "model,gpu";
+  std::string descriptors = "on";
 
   void add(CLI::App* cmd) {
     cmd->add_option("--loss", loss, "relative (mean squared relative error) or log");
@@ -45,6 +46,11 @@ struct FitArgs {
     cmd->add_option("--scale-by", scale_by,
                     "columns forming a scale group with its own multiplier: any of "
                     "model,gpu,scenario, or none");
+    cmd->add_option("--descriptors", descriptors,
+                    "on: explain the group multipliers by model and GPU descriptors "
+                    "(data/models, data/gpus), so unseen pairs are predicted from them; off: "
+                    "unseen groups get the geometric-mean multiplier")
+        ->check(CLI::IsMember({"on", "off"}));
   }
   el::FitOptions options() const {
     el::FitOptions o;
@@ -52,6 +58,7 @@ struct FitArgs {
     o.restarts = restarts;
     o.seed = seed;
     o.scale_by = el::parse_scale_by(scale_by);
+    o.descriptors = descriptors == "on";
     return o;
   }
 };
@@ -117,6 +124,7 @@ void add_fit(CLI::App& parent) {
   fit->add(cmd);
   cmd->callback([=] {
     const el::Dataset d = el::read_dataset(*data);
+    if (fit->options().descriptors) el::require_descriptors(d);
     const el::EnergyModel m = el::fit_energy_model(d.samples, fit->options());
     std::vector<double> measured, predicted;
     for (const auto& s : d.samples) {
@@ -138,6 +146,17 @@ void add_fit(CLI::App& parent) {
                     d.samples.size(), el::loss_name(m.loss), m.scales.size(), mape, params_text(m));
     if (!d.has_input_tokens)
       text += "input tokens not reported: a_p is J per request, absorbing the mean prompt length\n";
+    if (m.descriptors) {
+      TextTable t({"scale term", "value", "meaning"});
+      for (std::size_t j = 0; j < m.scale_exponents.size(); ++j)
+        t.add_row({std::string(el::scale_term_name(j)), fmt::format("{:.4g}", m.scale_exponents[j]),
+                   std::string(el::scale_term_meaning(j))});
+      text += t.render();
+    }
+    text += fmt::format(
+        "log-normal noise: row sd {:.3f}, unexplained group sd {:.3f} (intervals: {:.0f} %)\n",
+        std::sqrt(m.scale_fit.row_variance), std::sqrt(m.scale_fit.group_variance),
+        100 * el::kIntervalCoverage);
     if (m.scales.size() > 1) {
       TextTable t({"scale group", "multiplier"});
       for (const auto& [g, v] : m.scales) t.add_row({g, fmt::format("{:.4g}", v)});
@@ -147,8 +166,28 @@ void add_fit(CLI::App& parent) {
   });
 }
 
+std::string interval_header() {
+  return fmt::format("{:.0f} % interval J", 100 * el::kIntervalCoverage);
+}
+
+std::string interval_text(const el::Interval& iv) {
+  return fmt::format("{:.4g} .. {:.4g}", iv.low.value(), iv.high.value());
+}
+
+Json interval_json(const el::Interval& iv) {
+  return Json{{"low", iv.low.value()}, {"high", iv.high.value()}};
+}
+
 el::EnergyModel load_model(const std::string& path) {
   return el::EnergyModel::from_json(JsonDocument::load_file(path).root());
+}
+
+// Candidate rows for a fitted model: with a descriptor scale, every row's model and GPU must be
+// in the catalogues before anything is printed.
+el::Dataset read_candidates(const el::EnergyModel& m, const std::string& path) {
+  el::Dataset d = el::read_dataset(path, el::EnergyColumn::optional);
+  if (m.descriptors) el::require_descriptors(d);
+  return d;
 }
 
 void add_predict(CLI::App& parent) {
@@ -161,18 +200,20 @@ void add_predict(CLI::App& parent) {
   cmd->add_flag("--json", *json, "print one JSON document");
   cmd->callback([=] {
     const el::EnergyModel m = load_model(*model);
-    const el::Dataset d = el::read_dataset(*data, el::EnergyColumn::optional);
+    const el::Dataset d = read_candidates(m, *data);
     Json rows = Json::array();
-    TextTable t({"line", "scenario", "config", "predicted J", "measured J"});
+    TextTable t({"line", "scenario", "config", "predicted J", interval_header(), "measured J"});
     std::vector<double> measured, predicted;
     for (const auto& s : d.samples) {
       const double p = m.predict(s).value();
+      const el::Interval iv = m.interval(s);
       rows.push_back({{"line", s.line},
                       {"scenario", s.scenario},
                       {"predicted_energy_j", p},
+                      {"interval_j", interval_json(iv)},
                       {"measured_energy_j", s.energy ? Json(s.energy->value()) : Json(nullptr)}});
       t.add_row({std::to_string(s.line), s.scenario, config_text(s), fmt::format("{:.4g}", p),
-                 s.energy ? fmt::format("{:.4g}", s.energy->value()) : "-"});
+                 interval_text(iv), s.energy ? fmt::format("{:.4g}", s.energy->value()) : "-"});
       if (s.energy) {
         measured.push_back(s.energy->value());
         predicted.push_back(p);
@@ -181,7 +222,10 @@ void add_predict(CLI::App& parent) {
     const bool scored = measured.size() == d.samples.size();
     const double mape = scored ? el::mape_percent(measured, predicted) : 0.0;
     if (*json) {
-      emit(Json{{"rows", rows}, {"mape_percent", scored ? Json(mape) : Json(nullptr)}}.dump(2) +
+      emit(Json{{"rows", rows},
+                {"interval_coverage", el::kIntervalCoverage},
+                {"mape_percent", scored ? Json(mape) : Json(nullptr)}}
+               .dump(2) +
            "\n");
       return;
     }
@@ -203,7 +247,7 @@ void add_select(CLI::App& parent) {
   cmd->add_flag("--json", *json, "print one JSON document");
   cmd->callback([=] {
     const el::EnergyModel m = load_model(*model);
-    const el::Dataset d = el::read_dataset(*data, el::EnergyColumn::optional);
+    const el::Dataset d = read_candidates(m, *data);
     std::vector<el::Selection> selections = el::select_configurations(m, d);
     if (!scenario->empty()) {
       std::erase_if(selections, [&](const el::Selection& s) { return s.scenario != *scenario; });
@@ -214,7 +258,8 @@ void add_select(CLI::App& parent) {
     std::string text;
     for (const auto& sel : selections) {
       Json ranking = Json::array();
-      TextTable t({"rank", "config", "predicted J", "measured J", "time s"});
+      TextTable t({"rank", "config", "predicted J", interval_header(), "close to best",
+                   "measured J", "time s"});
       for (std::size_t i = 0; i < sel.ranking.size(); ++i) {
         const el::Sample& s = d.samples[sel.ranking[i].row];
         ranking.push_back(
@@ -223,16 +268,21 @@ void add_select(CLI::App& parent) {
              {"pp", s.pp},
              {"batch", s.batch},
              {"predicted_energy_j", sel.ranking[i].predicted.value()},
+             {"interval_j", interval_json(sel.ranking[i].interval)},
+             {"close_to_best", sel.ranking[i].close_to_best},
              {"measured_energy_j", s.energy ? Json(s.energy->value()) : Json(nullptr)},
              {"time_s", s.time ? Json(s.time->value()) : Json(nullptr)}});
         t.add_row({std::to_string(i + 1), config_text(s),
                    fmt::format("{:.4g}", sel.ranking[i].predicted.value()),
+                   interval_text(sel.ranking[i].interval),
+                   i > 0 && sel.ranking[i].close_to_best ? "yes" : "",
                    s.energy ? fmt::format("{:.4g}", s.energy->value()) : "-",
                    s.time ? fmt::format("{:.4g}", s.time->value()) : "-"});
       }
       const el::Sample& best = d.samples[sel.ranking.front().row];
       Json j{{"scenario", sel.scenario},
              {"energy_optimal_line", best.line},
+             {"too_close_to_call", sel.too_close_to_call},
              {"latency_optimal_line",
               sel.latency_optimal ? Json(d.samples[*sel.latency_optimal].line) : Json(nullptr)},
              {"latency_penalty_predicted_percent",
@@ -243,8 +293,12 @@ void add_select(CLI::App& parent) {
                                                       : Json(nullptr)},
              {"ranking", ranking}};
       out.push_back(j);
-      text += fmt::format("scenario {}\n{}energy-optimal:  {}\n", sel.scenario, t.render(),
-                          config_text(best));
+      text += fmt::format(
+          "scenario {}\n{}energy-optimal:  {}{}\n", sel.scenario, t.render(), config_text(best),
+          sel.too_close_to_call ? fmt::format(" (too close to call against {}: within the fit's "
+                                              "row noise)",
+                                              config_text(d.samples[sel.ranking[1].row]))
+                                : "");
       if (sel.latency_optimal)
         text += fmt::format(
             "latency-optimal: {} (predicted +{:.1f} % energy{})\n",
@@ -297,11 +351,16 @@ void add_discover(CLI::App& parent) {
   cmd->add_option("--parsimony", opts->parsimony, "loss penalty per node");
   cmd->add_option("--seed", opts->seed, "random seed");
   cmd->add_option("--scale-by", *scale_by, "as for fit");
+  auto descriptors = std::make_shared<std::string>("off");
+  cmd->add_option("--descriptors", *descriptors,
+                  "on: search over the model and GPU descriptors too (use with --scale-by none)")
+      ->check(CLI::IsMember({"on", "off"}));
   cmd->add_flag("--json", *json, "print one JSON document");
   cmd->callback([=] {
     const el::Dataset d = el::read_dataset(*data);
     el::DiscoverOptions o = *opts;
     o.scale_by = el::parse_scale_by(*scale_by);
+    o.descriptors = *descriptors == "on";
     o.progress = true;
     const el::DiscoverResult r = el::discover(d, o);
     Json front = Json::array();

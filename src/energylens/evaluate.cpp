@@ -10,6 +10,7 @@
 #include "kareus/core/progress.hpp"
 #include "kareus/core/rng.hpp"
 #include "kareus/core/table.hpp"
+#include "kareus/energylens/descriptors.hpp"
 #include "kareus/energylens/metrics.hpp"
 #include "kareus/energylens/predictors.hpp"
 
@@ -20,6 +21,7 @@ struct RunScore {
   std::optional<double> mape;
   double top1;
   double pairwise;
+  double pairwise_parallelism;
 };
 
 std::vector<std::unique_ptr<Predictor>> predictors(const Dataset& data, const FitOptions& fit,
@@ -39,25 +41,53 @@ std::vector<Sample> pick(const Dataset& data, const std::vector<std::size_t>& ro
   return out;
 }
 
+struct Predictions {
+  bool energy = true;  // false for a ranking proxy
+  std::vector<double> values;
+};
+
+// Every model trained on `train`, its predictions for `test` written at test's row indices of
+// `out` (sized to the dataset).
+void predict_split(const Dataset& data, const std::vector<std::size_t>& train,
+                   const std::vector<std::size_t>& test, const FitOptions& fit, std::uint64_t seed,
+                   std::map<std::string, Predictions>& out) {
+  FitOptions f = fit;
+  f.seed = seed;
+  const std::vector<Sample> train_rows = pick(data, train), test_rows = pick(data, test);
+  for (auto& p : predictors(data, f, seed)) {
+    p->fit(train_rows);
+    const std::vector<double> predicted = p->predict(test_rows);
+    Predictions& slot = out[p->name()];
+    slot.energy = p->predicts_energy();
+    slot.values.resize(data.samples.size(), std::nan(""));
+    for (std::size_t i = 0; i < test.size(); ++i) slot.values[test[i]] = predicted[i];
+  }
+}
+
+std::map<std::string, RunScore> score_rows(const Dataset& data,
+                                           const std::map<std::string, Predictions>& predictions,
+                                           const std::vector<std::size_t>& rows) {
+  std::vector<double> measured;
+  for (std::size_t r : rows) measured.push_back(data.energy_j(r));
+  std::map<std::string, RunScore> out;
+  for (const auto& [name, p] : predictions) {
+    std::vector<double> predicted;
+    for (std::size_t r : rows) predicted.push_back(p.values[r]);
+    const SelectionScore sel = selection_score(data.samples, rows, predicted);
+    RunScore score{std::nullopt, sel.top1, sel.pairwise, sel.pairwise_parallelism};
+    if (p.energy) score.mape = mape_percent(measured, predicted);
+    out[name] = score;
+  }
+  return out;
+}
+
 std::map<std::string, RunScore> run_split(const Dataset& data,
                                           const std::vector<std::size_t>& train,
                                           const std::vector<std::size_t>& test,
                                           const FitOptions& fit, std::uint64_t seed) {
-  FitOptions f = fit;
-  f.seed = seed;
-  const std::vector<Sample> train_rows = pick(data, train), test_rows = pick(data, test);
-  std::vector<double> measured;
-  for (std::size_t r : test) measured.push_back(data.energy_j(r));
-  std::map<std::string, RunScore> out;
-  for (auto& p : predictors(data, f, seed)) {
-    p->fit(train_rows);
-    const std::vector<double> predicted = p->predict(test_rows);
-    const SelectionScore sel = selection_score(data.samples, test, predicted);
-    RunScore score{std::nullopt, sel.top1, sel.pairwise};
-    if (p->predicts_energy()) score.mape = mape_percent(measured, predicted);
-    out[p->name()] = score;
-  }
-  return out;
+  std::map<std::string, Predictions> predictions;
+  predict_split(data, train, test, fit, seed, predictions);
+  return score_rows(data, predictions, test);
 }
 
 Stat stat_of(const std::vector<double>& values) {
@@ -78,17 +108,19 @@ Scores summarise(const std::vector<std::map<std::string, RunScore>>& runs) {
   Scores out;
   if (runs.empty()) return out;
   for (const auto& [name, first] : runs.front()) {
-    std::vector<double> mape, top1, pairwise;
+    std::vector<double> mape, top1, pairwise, parallelism;
     for (const auto& run : runs) {
       const RunScore& r = run.at(name);
       if (r.mape) mape.push_back(*r.mape);
       top1.push_back(r.top1);
       pairwise.push_back(r.pairwise);
+      parallelism.push_back(r.pairwise_parallelism);
     }
     ModelScores m;
     if (first.mape) m.mape = stat_of(mape);
     m.top1 = stat_of(top1);
     m.pairwise = stat_of(pairwise);
+    m.pairwise_parallelism = stat_of(parallelism);
     out[name] = m;
   }
   return out;
@@ -110,6 +142,45 @@ Scores random_splits(const Dataset& data, std::size_t n, const EvaluateOptions& 
     progress.update(++done);
   }
   return summarise(runs);
+}
+
+const std::string& column_of(const Sample& s, const std::string& column) {
+  return column == "model" ? s.model : s.gpu;
+}
+
+std::vector<std::string> named_values(const Dataset& data, const std::string& column) {
+  std::set<std::string> values;
+  for (const Sample& s : data.samples) values.insert(column_of(s, column));
+  return values.contains("") || values.size() < 2
+             ? std::vector<std::string>{}
+             : std::vector<std::string>(values.begin(), values.end());
+}
+
+LeaveOneOut leave_one_out(const Dataset& data, const std::string& column,
+                          const EvaluateOptions& options, Progress& progress, std::size_t& done) {
+  const std::vector<std::string> values = named_values(data, column);
+  std::vector<std::size_t> all(data.samples.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  Rng rng(options.seed);
+  std::vector<std::map<std::string, RunScore>> runs;
+  for (int s = 0; s < options.seeds; ++s) {
+    std::map<std::string, Predictions> predictions;
+    for (const std::string& held : values) {
+      std::vector<std::size_t> others, test;
+      for (std::size_t i : all)
+        (column_of(data.samples[i], column) == held ? test : others).push_back(i);
+      const std::uint64_t fold_seed = rng.fork_seed();
+      Rng split(fold_seed);
+      std::vector<std::size_t> train;
+      for (std::size_t k : split.sample_without_replacement(
+               others.size(), std::min(options.train_size, others.size())))
+        train.push_back(others[k]);
+      predict_split(data, train, test, options.fit, fold_seed, predictions);
+    }
+    runs.push_back(score_rows(data, predictions, all));
+    progress.update(++done);
+  }
+  return {column, values.size(), summarise(runs)};
 }
 
 std::optional<Extrapolation> extrapolate(const Dataset& data, const EvaluateOptions& options) {
@@ -155,15 +226,17 @@ Json scores_json(const Scores& scores) {
   for (const auto& [name, m] : scores) {
     out[name] = Json{{"mape", m.mape ? stat_json(*m.mape, 1.0) : Json(nullptr)},
                      {"top1", stat_json(m.top1, 100.0)},
-                     {"pairwise", stat_json(m.pairwise, 100.0)}};
+                     {"pairwise", stat_json(m.pairwise, 100.0)},
+                     {"pairwise_parallelism", stat_json(m.pairwise_parallelism, 100.0)}};
   }
   return out;
 }
 
 std::string scores_table(const Scores& scores) {
-  TextTable t({"model", "MAPE %", "Top-1 %", "pairwise %"});
+  TextTable t({"model", "MAPE %", "Top-1 %", "pairwise %", "pairwise across TP/PP/DP %"});
   for (const auto& [name, m] : scores)
-    t.add_row({name, cell(m.mape, 1.0), cell(m.top1, 100.0), cell(m.pairwise, 100.0)});
+    t.add_row({name, cell(m.mape, 1.0), cell(m.top1, 100.0), cell(m.pairwise, 100.0),
+               cell(m.pairwise_parallelism, 100.0)});
   return t.render_markdown();
 }
 
@@ -176,6 +249,9 @@ EvaluationReport evaluate(const Dataset& data, const EvaluateOptions& options) {
                          fmt::format("must be between 2 and {} (rows - 2)", n >= 4 ? n - 2 : 2));
   if (options.seeds < 1)
     throw Error::invalid("", "--seeds", std::to_string(options.seeds), "must be >= 1");
+  // Every row's descriptors before any fit, so that a row the catalogues cannot describe stops
+  // the run before it prints anything.
+  if (options.fit.descriptors) require_descriptors(data);
   EvaluationReport report;
   report.source = data.source;
   report.rows = n;
@@ -188,8 +264,12 @@ EvaluationReport evaluate(const Dataset& data, const EvaluateOptions& options) {
   std::vector<std::size_t> sizes;
   for (std::size_t s : options.curve_sizes)
     if (s >= 2 && s + 2 <= n) sizes.push_back(s);
+  std::vector<std::string> columns;
+  for (const char* column : {"model", "gpu"})
+    if (!named_values(data, column).empty()) columns.push_back(column);
   Progress progress("energylens evaluate",
-                    static_cast<std::size_t>(options.seeds) * (1 + sizes.size()), options.progress);
+                    static_cast<std::size_t>(options.seeds) * (1 + sizes.size() + columns.size()),
+                    options.progress);
   std::size_t done = 0;
   report.scores = random_splits(data, options.train_size, options, progress, done);
   for (std::size_t s : sizes)
@@ -197,6 +277,8 @@ EvaluationReport evaluate(const Dataset& data, const EvaluateOptions& options) {
                                      ? report.scores
                                      : random_splits(data, s, options, progress, done));
   report.extrapolation = extrapolate(data, options);
+  for (const std::string& column : columns)
+    report.leave_one_out.push_back(leave_one_out(data, column, options, progress, done));
   progress.finish();
   return report;
 }
@@ -213,6 +295,9 @@ Json EvaluationReport::to_json() const {
                  {"train_rows", extrapolation->train_rows},
                  {"test_rows", extrapolation->test_rows},
                  {"models", scores_json(extrapolation->scores)}};
+  Json held_out = Json::object();
+  for (const LeaveOneOut& l : leave_one_out)
+    held_out[l.column] = Json{{"folds", l.folds}, {"models", scores_json(l.scores)}};
   return Json{{"source", source},
               {"rows", rows},
               {"scenarios", scenarios},
@@ -221,7 +306,8 @@ Json EvaluationReport::to_json() const {
               {"units", {{"mape", "percent"}, {"top1", "percent"}, {"pairwise", "percent"}}},
               {"models", scores_json(scores)},
               {"sample_efficiency", curve_json},
-              {"extrapolation", extra}};
+              {"extrapolation", extra},
+              {"leave_one_out", held_out}};
 }
 
 std::string EvaluationReport::to_markdown() const {
@@ -253,6 +339,11 @@ std::string EvaluationReport::to_markdown() const {
         extrapolation->test_rows, scores_table(extrapolation->scores));
   else
     out += "\nExtrapolation: no batch range with 3-10x larger held-out batches.\n";
+  for (const LeaveOneOut& l : leave_one_out)
+    out += fmt::format(
+        "\nLeave one {0} out ({1} folds; train on {2} random rows of the other {0}s, score "
+        "every row by the fold that held it out):\n\n{3}",
+        l.column, l.folds, train_size, scores_table(l.scores));
   return out;
 }
 

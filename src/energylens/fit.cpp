@@ -2,6 +2,7 @@
 
 #include <LBFGSB.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -20,10 +21,11 @@ struct Problem {
   std::vector<Features> x;
   std::vector<double> energy;
   detail::ScaleGroups groups;
+  std::vector<std::string> scale_by;
   Loss loss = Loss::relative;
 
-  Problem(const std::vector<Sample>& rows, Loss l, const std::vector<std::string>& scale_by)
-      : groups(rows, scale_by), loss(l) {
+  Problem(const std::vector<Sample>& rows, Loss l, const std::vector<std::string>& by)
+      : groups(rows, by), scale_by(by), loss(l) {
     for (const Sample& s : rows) {
       if (!s.energy) throw Error(fmt::format("line {}: energy_j is required for fitting", s.line));
       x.push_back(features_of(s));
@@ -148,6 +150,98 @@ Start run_lbfgsb(const Problem& problem, Params p, int max_iterations) {
   return {p, problem.evaluate(p, nullptr, nullptr), converged};
 }
 
+// Ridge on the standardised scale exponents: one group's worth of evidence that an exponent is
+// 0. Against dozens of groups it barely moves a well-determined exponent; with two or three it
+// keeps an exponent drawn through two noisy multipliers from extrapolating wildly, and it
+// splits an exponent between collinear descriptors (parameters = active parameters in every
+// dense model) [E].
+constexpr double kScaleRidge = 1.0;
+
+// The scale term from the groups' multipliers. Its level is folded into the linear parameters,
+// so that they carry the energy of the descriptors' reference point (or, without descriptors,
+// of the geometric-mean group, which unseen groups then get).
+// How many independent directions the fit moved in: the rank of the Jacobian of the log
+// predictions with respect to the free shape parameters (those not held at a bound) and the group
+// multipliers. The residuals keep the other n - rank degrees of freedom.
+std::size_t fitted_directions(const Params& p, const Problem& problem) {
+  const auto& info = parameter_info();
+  std::vector<std::size_t> free;
+  for (std::size_t k = 0; k < kParams; ++k) {
+    const double tol = 1e-9 * std::max(1.0, std::fabs(p[k]));
+    if (p[k] - info[k].lower > tol && info[k].upper - p[k] > tol) free.push_back(k);
+  }
+  const auto n = static_cast<Eigen::Index>(problem.x.size());
+  const auto groups = static_cast<Eigen::Index>(problem.groups.names.size());
+  Eigen::MatrixXd J = Eigen::MatrixXd::Zero(n, static_cast<Eigen::Index>(free.size()) + groups);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    Gradient g;
+    const double f = closed_form(p, problem.x[static_cast<std::size_t>(i)], g);
+    for (std::size_t j = 0; j < free.size(); ++j)
+      J(i, static_cast<Eigen::Index>(j)) = g[free[j]] / f;
+    J(i, static_cast<Eigen::Index>(free.size() +
+                                   problem.groups.of_row[static_cast<std::size_t>(i)])) = 1.0;
+  }
+  for (Eigen::Index c = 0; c < J.cols(); ++c)
+    if (J.col(c).norm() > 0.0) J.col(c).normalize();
+  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(J);
+  qr.setThreshold(1e-8);
+  return static_cast<std::size_t>(qr.rank());
+}
+
+// Scale groups finer than the model (model and GPU, say) share a family effect per model.
+std::string family_of(const Sample& s, const std::vector<std::string>& scale_by) {
+  const bool by_model = std::find(scale_by.begin(), scale_by.end(), "model") != scale_by.end();
+  return by_model && scale_by.size() > 1 ? s.model : std::string();
+}
+
+// Each group's row count and descriptors (looked up before any fitting, so that a row the
+// catalogues do not know fails at once).
+std::vector<GroupEvidence> group_evidence(const Problem& problem, const std::vector<Sample>& rows,
+                                          bool descriptors) {
+  std::vector<GroupEvidence> evidence(problem.groups.names.size());
+  DescriptorCache cache;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    GroupEvidence& e = evidence[problem.groups.of_row[i]];
+    e.rows += 1.0;
+    e.family = family_of(rows[i], problem.scale_by);
+    if (descriptors && e.x.empty()) {
+      const ScaleVector& v = cache.of(rows[i], "training data");
+      e.x.assign(v.begin(), v.end());
+    }
+  }
+  return evidence;
+}
+
+void fit_scale_term(EnergyModel& model, const Problem& problem, const std::vector<Sample>& rows,
+                    const std::vector<double>& scales, std::vector<GroupEvidence> evidence) {
+  const std::size_t groups = scales.size();
+  // Row noise: log residuals around each group's multiplier, over the degrees of freedom the
+  // fit leaves. Counting only the multipliers would leave the shape parameters' fit to these
+  // same rows in the residuals and make the intervals too narrow.
+  double squares = 0.0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const double fitted =
+        scales[problem.groups.of_row[i]] * closed_form(model.params, problem.x[i]);
+    squares += std::pow(std::log(problem.energy[i] / fitted), 2);
+  }
+  // With fewer rows than fitted directions (a handful of rows) fall back to the multipliers'
+  // count, the old, optimistic estimate, rather than to no noise at all.
+  const double n = static_cast<double>(rows.size());
+  double dof = n - static_cast<double>(fitted_directions(model.params, problem));
+  if (dof < 1.0) dof = n - static_cast<double>(groups);
+  for (std::size_t g = 0; g < groups; ++g) evidence[g].log_scale = std::log(scales[g]);
+  std::vector<GroupScale> per_group;
+  model.scale_fit = fit_scale(evidence, dof >= 1.0 ? squares / dof : 0.0, kScaleRidge, per_group);
+  model.scale_exponents = model.scale_fit.slopes;
+  const double level = std::exp(model.scale_fit.intercept);
+  for (std::size_t k : {a_p, a_d, d1, d2}) model.params[k] *= level;
+  for (std::size_t g = 0; g < groups; ++g) {
+    model.scales[problem.groups.names[g]] =
+        std::exp(per_group[g].log_scale - model.scale_fit.intercept);
+    model.scale_log_variances[problem.groups.names[g]] = per_group[g].log_variance;
+  }
+}
+
 Params random_start(Rng& rng) {
   Params p{};
   p[b_p] = rng.uniform(-1.0, 1.2);
@@ -195,22 +289,72 @@ std::string scale_group_key(const Sample& s, const std::vector<std::string>& sca
   return key;
 }
 
-double EnergyModel::scale_of(const Sample& s) const {
-  const auto it = scales.find(scale_group_key(s, scale_by));
-  return it == scales.end() ? 1.0 : it->second;
+double interval_z() {
+  // Standard normal quantile at 1 - (1 - kIntervalCoverage) / 2 = 0.95 (any normal table).
+  static_assert(kIntervalCoverage == 0.90);
+  return 1.6448536269514722;
+}
+
+double EnergyModel::scale_of(const Sample& s, double* log_variance) const {
+  const std::string key = scale_group_key(s, scale_by);
+  if (const auto it = scales.find(key); it != scales.end()) {
+    if (log_variance) *log_variance = scale_log_variances.at(key);
+    return it->second;
+  }
+  std::vector<double> x;
+  if (descriptors) {
+    const ScaleVector& v = descriptor_cache_->of(s, "data");
+    x.assign(v.begin(), v.end());
+  }
+  // The scale term's level lives in the linear parameters: only its shape is applied here.
+  return std::exp(scale_fit.predict(x, family_of(s, scale_by), log_variance) - scale_fit.intercept);
 }
 
 Joules EnergyModel::predict(const Sample& s) const {
   return Joules(scale_of(s) * closed_form(params, features_of(s)));
 }
 
+Interval EnergyModel::interval(const Sample& s) const {
+  double scale_variance = 0.0;
+  const double point = scale_of(s, &scale_variance) * closed_form(params, features_of(s));
+  const double half = interval_z() * std::sqrt(scale_fit.row_variance + scale_variance);
+  return {Joules(point * std::exp(-half)), Joules(point * std::exp(half))};
+}
+
 Json EnergyModel::to_json() const {
   Json p = Json::object();
   for (std::size_t k = 0; k < kParams; ++k) p[std::string(parameter_info()[k].name)] = params[k];
   Json groups = Json::array();
-  for (const auto& [key, value] : scales) groups.push_back({{"group", key}, {"scale", value}});
-  return Json{{"params", p},      {"loss", loss_name(loss)},  {"scale_by", scale_by},
-              {"scales", groups}, {"train_loss", train_loss}, {"train_rows", train_rows}};
+  for (const auto& [key, value] : scales)
+    groups.push_back(
+        {{"group", key}, {"scale", value}, {"log_variance", scale_log_variances.at(key)}});
+  Json exponents = Json::object();
+  for (std::size_t j = 0; j < scale_exponents.size(); ++j)
+    exponents[std::string(scale_term_name(j))] = scale_exponents[j];
+  Json families = Json::object();
+  for (const auto& [name, f] : scale_fit.families)
+    families[name] = {{"log_effect", f.log_effect}, {"variance", f.variance}};
+  Json inverse = Json::array();
+  for (Eigen::Index i = 0; i < scale_fit.inverse.rows(); ++i) {
+    Json row = Json::array();
+    for (Eigen::Index j = 0; j < scale_fit.inverse.cols(); ++j)
+      row.push_back(scale_fit.inverse(i, j));
+    inverse.push_back(row);
+  }
+  return Json{{"params", p},
+              {"loss", loss_name(loss)},
+              {"scale_by", scale_by},
+              {"descriptors", descriptors},
+              {"scale_exponents", exponents},
+              {"scale_intercept", scale_fit.intercept},
+              {"row_log_variance", scale_fit.row_variance},
+              {"group_log_variance", scale_fit.group_variance},
+              {"family_log_variance", scale_fit.family_variance},
+              {"families", families},
+              {"scale_inverse", inverse},
+              {"scales", groups},
+              {"train_loss", train_loss},
+              {"train_rows", train_rows}};
 }
 
 EnergyModel EnergyModel::from_json(const JsonValue& v) {
@@ -225,9 +369,38 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
     for (const auto& s : m.scale_by) joined += (joined.empty() ? "" : ",") + s;
     return joined;
   }());
+  m.descriptors = v.bool_or("descriptors", false);
+  if (m.descriptors) {
+    const JsonValue e = v.at("scale_exponents");
+    for (std::size_t j = 0; j < kScaleTerms; ++j)
+      m.scale_exponents.push_back(e.number(scale_term_name(j)));
+  }
+  m.scale_fit.slopes = m.scale_exponents;
+  m.scale_fit.intercept = v.number("scale_intercept");
+  m.scale_fit.row_variance = v.at("row_log_variance").as_non_negative_number();
+  m.scale_fit.group_variance = v.at("group_log_variance").as_non_negative_number();
+  m.scale_fit.family_variance = v.at("family_log_variance").as_non_negative_number();
+  const JsonValue families = v.at("families");
+  for (const std::string& name : families.keys())
+    m.scale_fit.families[name] = {families.at(name).number("log_effect"),
+                                  families.at(name).at("variance").as_non_negative_number()};
+  const JsonValue inv = v.at("scale_inverse");
+  const auto p_dim = static_cast<Eigen::Index>(m.scale_exponents.size() + 1);
+  if (inv.size() != static_cast<std::size_t>(p_dim))
+    inv.fail(fmt::format("a {0} x {0} matrix (1 + scale exponents)", p_dim));
+  m.scale_fit.inverse.resize(p_dim, p_dim);
+  for (Eigen::Index i = 0; i < p_dim; ++i) {
+    const JsonValue row = inv.at(static_cast<std::size_t>(i));
+    if (row.size() != static_cast<std::size_t>(p_dim)) row.fail(fmt::format("{} numbers", p_dim));
+    for (Eigen::Index j = 0; j < p_dim; ++j)
+      m.scale_fit.inverse(i, j) = row.at(static_cast<std::size_t>(j)).as_number();
+  }
   const JsonValue groups = v.at("scales");
-  for (std::size_t i = 0; i < groups.size(); ++i)
-    m.scales[groups.at(i).string("group")] = groups.at(i).positive_number("scale");
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const std::string key = groups.at(i).string("group");
+    m.scales[key] = groups.at(i).positive_number("scale");
+    m.scale_log_variances[key] = groups.at(i).at("log_variance").as_non_negative_number();
+  }
   m.train_loss = v.number_or("train_loss", 0.0);
   m.train_rows = static_cast<std::size_t>(v.integer_or("train_rows", 0));
   return m;
@@ -243,11 +416,21 @@ EnergyModel fit_energy_model(const std::vector<Sample>& rows, const FitOptions& 
     throw Error(fmt::format("fitting needs at least 2 rows, got {}", rows.size()));
   if (options.restarts < 1)
     throw Error::invalid("", "restarts", std::to_string(options.restarts), "must be >= 1");
+  const bool by_model_and_gpu =
+      std::find(options.scale_by.begin(), options.scale_by.end(), "model") !=
+          options.scale_by.end() &&
+      std::find(options.scale_by.begin(), options.scale_by.end(), "gpu") != options.scale_by.end();
+  if (options.descriptors && !by_model_and_gpu)
+    throw Error::invalid(
+        "", "--scale-by", fmt::format("{}", fmt::join(options.scale_by, ",")),
+        "the descriptor scale needs groups by model and gpu (or --descriptors off)");
   const Problem problem(rows, options.loss, options.scale_by);
+  std::vector<GroupEvidence> evidence = group_evidence(problem, rows, options.descriptors);
   Rng rng(options.seed);
   EnergyModel model;
   model.loss = options.loss;
   model.scale_by = options.scale_by;
+  model.descriptors = options.descriptors;
   model.train_rows = rows.size();
   double best = std::numeric_limits<double>::infinity();
   for (int r = 0; r < options.restarts; ++r) {
@@ -268,14 +451,7 @@ EnergyModel fit_energy_model(const std::vector<Sample>& rows, const FitOptions& 
   }
   std::vector<double> scales;
   model.train_loss = problem.evaluate(model.params, nullptr, &scales);
-  // Normalise the multipliers to geometric mean 1 and move the common factor into the linear
-  // parameters, so that the parameters carry the energy level and unseen groups get scale 1.
-  double log_mean = 0.0;
-  for (double s : scales) log_mean += std::log(s);
-  const double common = std::exp(log_mean / static_cast<double>(scales.size()));
-  for (std::size_t k : {a_p, a_d, d1, d2}) model.params[k] *= common;
-  for (std::size_t g = 0; g < scales.size(); ++g)
-    model.scales[problem.groups.names[g]] = scales[g] / common;
+  fit_scale_term(model, problem, rows, scales, std::move(evidence));
   return model;
 }
 

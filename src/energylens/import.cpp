@@ -69,10 +69,12 @@ ImportResult import_tokenpowerbench(const CsvTable& t) {
     const auto gpus = 1 + std::count(per_gpu.begin(), per_gpu.end(), ';');
     Sample s;
     s.line = row.line();
-    s.model = fmt::format("{}@{}", model_name(row.text("model")), row.text("engine"));
+    // The model column names the model alone (its descriptors); the engine, which changes the
+    // energy as much as a configuration does, is part of the scenario.
+    s.model = model_name(row.text("model"));
     s.gpu = "NVIDIA H100 NVL";
-    s.scenario = fmt::format("tokenpowerbench|{}|gpus={}|max_output={}", s.model, gpus,
-                             row.positive_integer("fn_output_len"));
+    s.scenario = fmt::format("tokenpowerbench|{}@{}|gpus={}|max_output={}", s.model,
+                             row.text("engine"), gpus, row.positive_integer("fn_output_len"));
     s.batch = std::min(row.positive_number("batch_size_field"), requests);
     s.output_tokens = row.positive_number("total_output_tokens") / requests;
     s.energy = Joules(row.positive_number("gpu_energy_J") / requests);

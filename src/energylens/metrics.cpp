@@ -25,7 +25,7 @@ SelectionScore selection_score(const std::vector<Sample>& samples,
   std::map<std::size_t, double> score_of;
   for (std::size_t i = 0; i < rows.size(); ++i) score_of[rows[i]] = score[i];
   SelectionScore out;
-  double top1_sum = 0.0, pair_sum = 0.0;
+  double top1_sum = 0.0, pair_sum = 0.0, parallel_sum = 0.0;
   for (const auto& group : scenario_groups(samples, rows)) {
     if (group.size() < 2) continue;
     double best_measured = std::numeric_limits<double>::infinity();
@@ -47,14 +47,22 @@ SelectionScore selection_score(const std::vector<Sample>& samples,
         const double dm = samples[group[i]].energy->value() - samples[group[j]].energy->value();
         if (dm == 0.0) continue;
         const double ds = score_of[group[i]] - score_of[group[j]];
-        pair_sum += ds == 0.0 ? 0.5 : ((ds > 0.0) == (dm > 0.0) ? 1.0 : 0.0);
+        const double credit = ds == 0.0 ? 0.5 : ((ds > 0.0) == (dm > 0.0) ? 1.0 : 0.0);
+        pair_sum += credit;
         ++out.pairs;
+        const Sample &a = samples[group[i]], &b = samples[group[j]];
+        if (a.tp != b.tp || a.pp != b.pp || a.dp != b.dp) {
+          parallel_sum += credit;
+          ++out.parallelism_pairs;
+        }
       }
     }
   }
   const double nan = std::numeric_limits<double>::quiet_NaN();
   out.top1 = out.scenarios ? top1_sum / static_cast<double>(out.scenarios) : nan;
   out.pairwise = out.pairs ? pair_sum / static_cast<double>(out.pairs) : nan;
+  out.pairwise_parallelism =
+      out.parallelism_pairs ? parallel_sum / static_cast<double>(out.parallelism_pairs) : nan;
   return out;
 }
 

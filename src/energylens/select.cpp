@@ -1,6 +1,7 @@
 #include "kareus/energylens/select.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace kareus::energylens {
 
@@ -11,9 +12,17 @@ std::vector<Selection> select_configurations(const EnergyModel& model, const Dat
   for (const auto& group : scenario_groups(candidates.samples, all)) {
     Selection sel;
     sel.scenario = candidates.samples[group.front()].scenario;
-    for (std::size_t r : group) sel.ranking.push_back({r, model.predict(candidates.samples[r])});
+    for (std::size_t r : group) {
+      const Sample& s = candidates.samples[r];
+      sel.ranking.push_back({r, model.predict(s), model.interval(s)});
+    }
     std::stable_sort(sel.ranking.begin(), sel.ranking.end(),
                      [](const Ranked& a, const Ranked& b) { return a.predicted < b.predicted; });
+    // Candidates of one scenario share the scale term, so only the row noise separates them.
+    const double resolution = interval_z() * model.within_scenario_log_sd();
+    for (Ranked& r : sel.ranking)
+      r.close_to_best = std::log(r.predicted / sel.ranking.front().predicted) < resolution;
+    sel.too_close_to_call = sel.ranking.size() > 1 && sel.ranking[1].close_to_best;
     const bool timed = std::all_of(group.begin(), group.end(), [&](std::size_t r) {
       return candidates.samples[r].time.has_value();
     });

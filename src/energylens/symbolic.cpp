@@ -12,6 +12,7 @@
 #include "kareus/core/error.hpp"
 #include "kareus/core/progress.hpp"
 #include "kareus/core/rng.hpp"
+#include "kareus/energylens/descriptors.hpp"
 #include "scaled_loss.hpp"
 
 namespace kareus::energylens {
@@ -44,6 +45,11 @@ double variable(const Sample& s, Var v) {
       return s.input_tokens.value_or(1.0);
     case Var::output_tokens:
       return s.output_tokens;
+    case Var::params_b:
+    case Var::active_params_b:
+    case Var::kv_mb_per_token:
+    case Var::w_per_gbps:
+      return s.descriptors[static_cast<std::size_t>(v) - static_cast<std::size_t>(Var::params_b)];
   }
   return 0.0;
 }
@@ -298,6 +304,14 @@ std::string_view var_name(Var v) {
       return "input_tokens";
     case Var::output_tokens:
       return "output_tokens";
+    case Var::params_b:
+      return "params_b";
+    case Var::active_params_b:
+      return "active_params_b";
+    case Var::kv_mb_per_token:
+      return "kv_mb_per_token";
+    case Var::w_per_gbps:
+      return "w_per_gbps";
   }
   return "?";
 }
@@ -325,19 +339,23 @@ DiscoverResult discover(const Dataset& dataset, const DiscoverOptions& options) 
   if (options.max_complexity < 3)
     throw Error::invalid("", "--max-complexity", std::to_string(options.max_complexity),
                          "must be >= 3");
+  Dataset described = dataset;
+  if (options.descriptors) attach_descriptors(described);
   DiscoverResult result;
-  for (Var v : {Var::tp, Var::pp, Var::batch, Var::input_tokens, Var::output_tokens}) {
+  for (Var v : {Var::tp, Var::pp, Var::batch, Var::input_tokens, Var::output_tokens, Var::params_b,
+                Var::active_params_b, Var::kv_mb_per_token, Var::w_per_gbps}) {
     if (v == Var::input_tokens && !dataset.has_input_tokens) continue;
+    if (v >= Var::params_b && !options.descriptors) continue;
     // A variable constant over the data carries no information; leave it out of the search.
-    const double first = variable(dataset.samples.front(), v);
-    if (std::any_of(dataset.samples.begin(), dataset.samples.end(),
+    const double first = variable(described.samples.front(), v);
+    if (std::any_of(described.samples.begin(), described.samples.end(),
                     [&](const Sample& s) { return variable(s, v) != first; }))
       result.variables.push_back(v);
   }
   if (result.variables.empty())
     throw Error(
         fmt::format("{}: no variable changes between rows; nothing to discover", dataset.source));
-  const Data data(dataset.samples, options.scale_by);
+  const Data data(described.samples, options.scale_by);
   Rng rng(options.seed);
   Generator gen(rng, result.variables);
   std::map<std::size_t, Individual> archive;  // best per complexity, over all generations

@@ -57,7 +57,9 @@ ModelConfig load_model(const std::string& name_or_path) {
   m.vocab_size = static_cast<int>(r.positive_integer("vocab_size"));
   m.tie_word_embeddings = r.bool_or("tie_word_embeddings", false);
   const std::string act = r.string_or("hidden_act", "silu");
-  m.gated_mlp = act == "silu" || act == "swiglu" || act == "swish";
+  // Gemma's GeGLU and Phi-3-small's "gegelu" are gated although their activation is a GELU.
+  m.gated_mlp = act == "silu" || act == "swiglu" || act == "swish" || act == "gegelu" ||
+                m.model_type.starts_with("gemma");
   m.qk_norm = r.bool_or("qk_norm", m.model_type == "qwen3" || m.model_type == "qwen3_moe");
   return m;
 }

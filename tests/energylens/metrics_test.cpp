@@ -32,6 +32,21 @@ TEST(EnergyLensMetrics, Top1AndPairwiseOnHandMadeScenarios) {
   EXPECT_DOUBLE_EQ(score.pairwise, 3.0 / 4.0);
 }
 
+TEST(EnergyLensMetrics, ParallelismPairsAreThoseWhoseDegreesDiffer) {
+  // Rows 0 and 1 share TP/PP/DP (batch differs); row 2 has TP 2, row 3 DP 2. Of the five pairs
+  // with row 2 or 3, the prediction orders (0, 2) and (1, 2) right; row 3, measured worst, is
+  // predicted best, so (0, 3), (1, 3) and (2, 3) are wrong.
+  std::vector<Sample> s = {row("A", 1), row("A", 2), row("A", 3), row("A", 4)};
+  s[2].tp = 2.0;
+  s[3].dp = 2.0;
+  const SelectionScore score = selection_score(s, {0, 1, 2, 3}, {1.0, 2.0, 3.0, 0.5});
+  EXPECT_EQ(score.parallelism_pairs, 5u);
+  EXPECT_DOUBLE_EQ(score.pairwise_parallelism, 2.0 / 5.0);
+  const SelectionScore same = selection_score(s, {0, 1}, {1.0, 2.0});
+  EXPECT_EQ(same.parallelism_pairs, 0u);
+  EXPECT_TRUE(std::isnan(same.pairwise_parallelism));
+}
+
 TEST(EnergyLensMetrics, TiesAreDocumentedHalves) {
   // A predicted tie between the best and another row: Top-1 credit 1/2, that pair 1/2.
   // A measured tie (rows 2 and 3): the pair is skipped.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "kareus/core/error.hpp"
@@ -40,6 +41,28 @@ TEST(EnergyLensSymbolic, RecoversAKnownFormulaFromNoisyData) {
     }
   }
   EXPECT_LT(best, 0.03) << best_text;
+}
+
+// Rows of catalogue models whose energy is proportional to the model's parameter count: with one
+// scale group only a descriptor can explain the levels, and discovery must find it.
+TEST(EnergyLensSymbolic, FindsADescriptorDependenceAcrossModels) {
+  Params shape{};
+  shape[b_p] = shape[b_d] = 1.0;
+  shape[e_p] = shape[e_d] = 1e-6;
+  shape[a_d] = 1.0;  // E = out / batch x scale
+  const Dataset d = testing::descriptor_grid(shape, {1.0, 0.0, 0.0, 0.0}, 0.0, 0.0, 5);
+  DiscoverOptions o;
+  o.descriptors = true;
+  o.generations = 40;
+  o.population = 300;
+  o.seed = 2;
+  const DiscoverResult r = discover(d, o);
+  EXPECT_NE(std::find(r.variables.begin(), r.variables.end(), Var::params_b), r.variables.end());
+  ASSERT_FALSE(r.front.empty());
+  const FrontMember& best = r.front.back();
+  EXPECT_LT(best.loss, 1e-3) << best.expression.to_string();
+  EXPECT_NE(best.expression.to_string().find("params_b"), std::string::npos)
+      << best.expression.to_string();
 }
 
 TEST(EnergyLensSymbolic, ExpressionsEvaluateAndPrint) {

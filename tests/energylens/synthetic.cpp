@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "kareus/core/rng.hpp"
 
 namespace kareus::energylens::testing {
@@ -27,6 +29,44 @@ Dataset synthetic_grid(const std::function<double(const Sample&)>& truth, double
           s.time = Seconds(out * 0.01 * (1.0 + batch / 64.0) / tp);
           s.line = line++;
           d.samples.push_back(s);
+        }
+      }
+    }
+  }
+  return d;
+}
+
+Dataset descriptor_grid(const Params& shape, const ScaleVector& kappa, double tau, double sigma,
+                        std::uint64_t seed) {
+  Rng rng(seed);
+  Dataset d;
+  d.source = "synthetic";
+  std::size_t line = 2;
+  DescriptorCache cache;
+  for (const char* model :
+       {"llama-3.2-1b", "llama3.2-3b", "meta-llama-3.1-8b-instruct", "gemma-2-9b-it",
+        "codellama-13b-hf", "gemma-2-27b-it", "codellama-34b-hf", "mixtral-8x7b-instruct-v0.1",
+        "meta-llama-3.1-70b-instruct", "mistral-large-instruct-2407"}) {
+    for (const char* gpu : {"a100-sxm4-40gb", "h100-sxm", "h100-nvl", "a40"}) {
+      const double effect = tau * rng.normal(0.0, 1.0);
+      for (double tp : {1.0, 2.0, 4.0}) {
+        for (double pp : {1.0, 2.0}) {
+          for (double batch : {8.0, 32.0, 128.0}) {
+            Sample s;
+            s.model = model;
+            s.gpu = gpu;
+            s.scenario = fmt::format("{}|{}", model, gpu);
+            s.tp = tp;
+            s.pp = pp;
+            s.batch = batch;
+            s.output_tokens = 256.0;
+            const ScaleVector& x = cache.of(s, d.source);
+            double log_scale = effect + sigma * rng.normal(0.0, 1.0);
+            for (std::size_t j = 0; j < kScaleTerms; ++j) log_scale += kappa[j] * x[j];
+            s.energy = Joules(closed_form(shape, features_of(s)) * std::exp(log_scale));
+            s.line = line++;
+            d.samples.push_back(s);
+          }
         }
       }
     }

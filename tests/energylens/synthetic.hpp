@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <functional>
 
+#include "kareus/energylens/closed_form.hpp"
 #include "kareus/energylens/dataset.hpp"
+#include "kareus/energylens/descriptors.hpp"
 
 namespace kareus::energylens::testing {
 
@@ -12,5 +14,11 @@ namespace kareus::energylens::testing {
 // `truth` times (1 + noise * N(0,1)). Time is made to favour small batches.
 Dataset synthetic_grid(const std::function<double(const Sample&)>& truth, double noise,
                        std::uint64_t seed);
+
+// Rows of catalogue models on catalogue GPUs (a TP x PP x batch grid per pair, one scenario per
+// pair): energy = closed_form(shape) x exp(kappa . descriptors + effect + noise), with one
+// N(0, tau) effect per pair and N(0, sigma) log noise per row.
+Dataset descriptor_grid(const Params& shape, const ScaleVector& kappa, double tau, double sigma,
+                        std::uint64_t seed);
 
 }  // namespace kareus::energylens::testing

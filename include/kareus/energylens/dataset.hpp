@@ -3,6 +3,8 @@
 // gpu,time_s,power_w. Energy, time and tokens refer to one request (docs/energylens.md).
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -12,6 +14,8 @@
 #include "kareus/core/units.hpp"
 
 namespace kareus::energylens {
+
+inline constexpr std::size_t kDescriptorValues = 4;
 
 struct Sample {
   std::string scenario;  // rows among which one configuration is chosen
@@ -27,6 +31,9 @@ struct Sample {
   std::optional<Seconds> time;
   std::optional<Watts> power;
   std::size_t line = 0;  // line in the source file, for messages
+  // The model's and GPU's descriptors in ScaleTerm order (parameters / 1e9, active parameters /
+  // 1e9, KV MB per token, W per GB/s of HBM), zero unless attach_descriptors() filled them.
+  std::array<double, kDescriptorValues> descriptors{};
 };
 
 struct Dataset {

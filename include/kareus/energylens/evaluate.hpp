@@ -1,5 +1,6 @@
-// The evaluation protocol: random train/test splits over seeds, a sample-efficiency curve and a
-// batch-size extrapolation test, for EnergyLens and every baseline on the same splits.
+// The evaluation protocol: random train/test splits over seeds, a sample-efficiency curve, a
+// batch-size extrapolation test, and leave-one-model-out / leave-one-GPU-out transfer, for
+// EnergyLens and every baseline on the same splits.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,7 @@ struct ModelScores {
   std::optional<Stat> mape;  // absent for a ranking proxy
   Stat top1;
   Stat pairwise;
+  Stat pairwise_parallelism;  // count 0 when no scenario varies TP, PP or DP
 };
 
 using Scores = std::map<std::string, ModelScores>;
@@ -47,6 +49,15 @@ struct Extrapolation {
   Scores scores;
 };
 
+// Transfer to a model (or GPU) never measured: each of its values in turn is held out, the
+// models train on `train_size` random rows of the others (all of them if fewer), and every row
+// is scored by the fold that held it out; one score per seed over all rows.
+struct LeaveOneOut {
+  std::string column;  // "model" or "gpu"
+  std::size_t folds = 0;
+  Scores scores;
+};
+
 struct EvaluationReport {
   std::string source;
   std::size_t rows = 0;
@@ -56,6 +67,7 @@ struct EvaluationReport {
   Scores scores;
   std::vector<std::pair<std::size_t, Scores>> curve;
   std::optional<Extrapolation> extrapolation;  // absent when no batch range fits
+  std::vector<LeaveOneOut> leave_one_out;      // columns with at least two named values
   Json to_json() const;
   std::string to_markdown() const;
 };

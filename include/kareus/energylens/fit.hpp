@@ -4,18 +4,26 @@
 // model-size term) cannot express. Rows are therefore split into scale groups (by default: same
 // model and GPU); the twelve parameters are shared and each group gets one positive multiplier,
 // solved in closed form for every parameter vector (variable projection), so it adds no search
-// dimension. With one group this is exactly the paper's 12-parameter model. A group never seen in
-// training is predicted with the geometric-mean multiplier (1 after normalisation).
+// dimension. With one group this is exactly the paper's 12-parameter model.
+//
+// The multipliers are then explained by the scale term (scale_model.hpp): with descriptors, a
+// log-linear function of the model's and GPU's descriptors (descriptors.hpp) plus a shrunk group
+// effect; without, the geometric mean plus that effect. A group never seen in training gets the
+// scale term alone, and every prediction carries an interval from the two variances.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "kareus/core/json.hpp"
 #include "kareus/energylens/closed_form.hpp"
 #include "kareus/energylens/dataset.hpp"
+#include "kareus/energylens/descriptors.hpp"
+#include "kareus/energylens/scale_model.hpp"
 
 namespace kareus::energylens {
 
@@ -31,6 +39,18 @@ struct FitOptions {
   int max_iterations = 300;
   // Columns whose values form a scale group: any of "model", "gpu", "scenario". Empty: one group.
   std::vector<std::string> scale_by = {"model", "gpu"};
+  // Explain the group multipliers by model and GPU descriptors (needs model and GPU names that
+  // data/models and data/gpus know); false: by their geometric mean only. The CLI and the
+  // benchmark turn it on.
+  bool descriptors = false;
+};
+
+// Two-sided coverage of the intervals predict() reports.
+inline constexpr double kIntervalCoverage = 0.90;
+
+struct Interval {
+  Joules low{0.0};
+  Joules high{0.0};
 };
 
 // Validates a --scale-by list ("model,gpu", "none", ...).
@@ -41,16 +61,36 @@ struct EnergyModel {
   Params params{};
   Loss loss = Loss::relative;
   std::vector<std::string> scale_by;
-  std::map<std::string, double> scales;  // scale group -> multiplier (geometric mean 1)
+  bool descriptors = false;
+  // Exponents of the scale term, one per ScaleTerm (empty without descriptors); the scale
+  // term's level is folded into a_p, a_d, d1, d2.
+  std::vector<double> scale_exponents;
+  ScaleFit scale_fit;                    // variances and leverage of the scale term
+  std::map<std::string, double> scales;  // training group -> multiplier
+  std::map<std::string, double> scale_log_variances;
   double train_loss = 0.0;
   std::size_t train_rows = 0;
   int restarts_converged = 0;
 
-  double scale_of(const Sample& s) const;
+  // A training group's multiplier, else the scale term's (1 without descriptors); the variance
+  // of its logarithm goes to `log_variance` when given.
+  double scale_of(const Sample& s, double* log_variance = nullptr) const;
   Joules predict(const Sample& s) const;
+  // Where the measurement should fall with probability kIntervalCoverage: the row noise and the
+  // scale's uncertainty, log-normal around the prediction.
+  Interval interval(const Sample& s) const;
+  // Standard deviation of log energy between two rows of one scenario (same scale): how far
+  // apart two predictions must be before their order is more than noise.
+  double within_scenario_log_sd() const { return std::sqrt(2.0 * scale_fit.row_variance); }
   Json to_json() const;
   static EnergyModel from_json(const JsonValue& v);
+
+ private:
+  std::shared_ptr<DescriptorCache> descriptor_cache_ = std::make_shared<DescriptorCache>();
 };
+
+// The two-sided standard normal quantile for kIntervalCoverage.
+double interval_z();
 
 // The loss of `p` on `rows` (with each group's optimal multiplier) and its gradient.
 double fit_loss(const Params& p, const std::vector<Sample>& rows, Loss loss,

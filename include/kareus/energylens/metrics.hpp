@@ -20,6 +20,9 @@ struct SelectionScore {
   // measurement = 1, predicted tie = 1/2, reversed = 0; pooled over scenarios. NaN if no pair.
   double pairwise = 0.0;
   std::size_t pairs = 0;
+  // The same over the pairs whose TP, PP or DP differ: how well the parallelism terms rank.
+  double pairwise_parallelism = 0.0;
+  std::size_t parallelism_pairs = 0;
 };
 
 // `score[i]` ranks samples[rows[i]] (lower = better); its scale does not matter.

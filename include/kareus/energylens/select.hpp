@@ -14,11 +14,16 @@ namespace kareus::energylens {
 struct Ranked {
   std::size_t row;  // index into the candidates' samples
   Joules predicted;
+  Interval interval;
+  // Predicted within the row noise of the best candidate: their order is not evidence (the
+  // log ratio is below z x EnergyModel::within_scenario_log_sd()).
+  bool close_to_best = false;
 };
 
 struct Selection {
   std::string scenario;
   std::vector<Ranked> ranking;                 // lowest predicted energy first
+  bool too_close_to_call = false;              // the runner-up is close_to_best
   std::optional<std::size_t> latency_optimal;  // row with the lowest time_s, when all have one
   // Extra energy of the latency-optimal choice over the energy-optimal one, in percent:
   // predicted always, measured when both rows carry energy_j.

@@ -16,7 +16,19 @@
 
 namespace kareus::energylens {
 
-enum class Var : std::uint8_t { tp, pp, batch, input_tokens, output_tokens };
+// The row's configuration, and (with DiscoverOptions::descriptors) its model and GPU
+// descriptors as in Sample::descriptors.
+enum class Var : std::uint8_t {
+  tp,
+  pp,
+  batch,
+  input_tokens,
+  output_tokens,
+  params_b,
+  active_params_b,
+  kv_mb_per_token,
+  w_per_gbps
+};
 std::string_view var_name(Var v);
 
 struct ExprNode {
@@ -42,6 +54,10 @@ struct DiscoverOptions {
   double parsimony = 1e-4;  // added to the loss per node when selecting parents
   std::uint64_t seed = 1;
   std::vector<std::string> scale_by;  // as FitOptions::scale_by
+  // Search over the model and GPU descriptors too (needs every row's model and GPU in the
+  // catalogues). Only useful with scale groups coarser than model and GPU (e.g. none), since a
+  // group's multiplier absorbs anything constant within it.
+  bool descriptors = false;
   bool progress = false;
 };
 

@@ -1,0 +1,141 @@
+#include "kareus/energylens/descriptors.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "kareus/core/error.hpp"
+#include "kareus/core/json.hpp"
+#include "kareus/core/paths.hpp"
+#include "kareus/hardware/gpu_spec.hpp"
+#include "kareus/workload/model.hpp"
+
+namespace kareus::energylens {
+namespace fs = std::filesystem;
+namespace {
+
+// Lower case without '-', '_' and spaces: the spelling differences between dataset names and
+// catalogue file names.
+std::string squash(std::string_view text) {
+  std::string out;
+  for (char c : text)
+    if (c != '-' && c != '_' && c != ' ')
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+fs::path find_model_config(const std::string& model) {
+  if (fs::path(model).extension() == ".json") return model;
+  const std::string key = squash(model.substr(model.rfind('/') + 1));
+  for (const auto& name : workload::list_models())
+    if (squash(name) == key) return data_dir() / "models" / (name + ".json");
+  throw Error::invalid("", "model", model,
+                       fmt::format("no config for it in {} (add the model's Hugging Face "
+                                   "config.json there as <name>.json)",
+                                   (data_dir() / "models").string()));
+}
+
+}  // namespace
+
+ModelDescriptors model_descriptors(const std::string& model) {
+  ModelDescriptors d;
+  d.config = find_model_config(model);
+  const workload::ModelConfig c = workload::load_model(d.config.string());
+  // Mixture of experts: the fields of Mixtral's config.json; a dense model has neither.
+  const JsonDocument doc = JsonDocument::load_file(d.config);
+  const JsonValue root = doc.root();
+  const double experts = static_cast<double>(root.integer_or("num_local_experts", 1));
+  const double top_k = static_cast<double>(root.integer_or("num_experts_per_tok", 1));
+  if (experts < 1.0 || top_k < 1.0 || top_k > experts)
+    root.at("num_experts_per_tok").fail("needs 1 <= num_experts_per_tok <= num_local_experts");
+  const double h = c.hidden_size;
+  const double mlp = (c.gated_mlp ? 3.0 : 2.0) * h * c.intermediate_size;
+  const double attention = c.layer_parameters() - mlp;
+  const double layers = c.num_hidden_layers;
+  d.parameters = layers * (attention + experts * mlp) + c.embedding_parameters();
+  d.active_parameters = layers * (attention + top_k * mlp) + c.embedding_parameters();
+  d.layers = layers;
+  d.hidden_size = h;
+  d.kv_heads = c.num_key_value_heads;
+  d.kv_bytes_per_token = 2.0 * layers * c.num_key_value_heads * c.head_dim * 2.0;
+  return d;
+}
+
+GpuDescriptors gpu_descriptors(const std::string& gpu) {
+  const std::string key = squash(gpu);
+  for (const auto& name : list_gpus()) {
+    const GpuSpec g = load_gpu(name);
+    const std::string display = g.display_name.substr(0, g.display_name.find(" ("));
+    if (squash(name) != key && squash(display) != key) continue;
+    return {name,
+            g.peak_bf16_dense_tflops,
+            g.memory_bandwidth_gbps,
+            g.power_limit_default.value(),
+            g.static_power.value(),
+            g.nvlink_per_direction_gbps};
+  }
+  throw Error::invalid("", "gpu", gpu,
+                       fmt::format("not in the GPU catalogue {} (by name or display name)",
+                                   (data_dir() / "gpus").string()));
+}
+
+std::string_view scale_term_name(std::size_t term) {
+  static constexpr std::array<std::string_view, kScaleTerms> names = {"k_params", "k_active",
+                                                                      "k_kv", "k_jpb"};
+  return names.at(term);
+}
+
+std::string_view scale_term_meaning(std::size_t term) {
+  static constexpr std::array<std::string_view, kScaleTerms> meanings = {
+      "exponent of energy in all parameters (weights read per step, /1e9)",
+      "exponent in active parameters (weights a token computes with, /1e9)",
+      "exponent in KV-cache bytes per token (/1e6)",
+      "exponent in J per byte streamed (power limit W / HBM bandwidth GB/s)"};
+  return meanings.at(term);
+}
+
+ScaleVector scale_vector(const ModelDescriptors& m, const GpuDescriptors& g) {
+  // Reference points (1e9 parameters, 1 MB of KV per token, 1 J/GB) keep the intercept a
+  // readable energy and the terms of order 1.
+  ScaleVector v{};
+  v[log_params] = std::log(m.parameters / 1e9);
+  v[log_active_params] = std::log(m.active_parameters / 1e9);
+  v[log_kv_bytes] = std::log(m.kv_bytes_per_token / 1e6);
+  // J per byte streamed at the power limit: what moving the weights once costs on this GPU.
+  v[log_joules_per_byte] = std::log(g.power_limit_w / g.memory_bandwidth_gbps);
+  return v;
+}
+
+const ScaleVector& DescriptorCache::of(const Sample& s, std::string_view source) {
+  const auto key = std::make_pair(s.model, s.gpu);
+  if (const auto it = vectors_.find(key); it != vectors_.end()) return it->second;
+  const std::string where = fmt::format("{}:{}", source, s.line);
+  if (s.model.empty())
+    throw Error::invalid(where, "model", "", "descriptor scale needs a model name per row");
+  if (s.gpu.empty())
+    throw Error::invalid(where, "gpu", "", "descriptor scale needs a GPU name per row");
+  try {
+    if (!models_.contains(s.model)) models_[s.model] = model_descriptors(s.model);
+    if (!gpus_.contains(s.gpu)) gpus_[s.gpu] = gpu_descriptors(s.gpu);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", where, e.what()));
+  }
+  return vectors_[key] = scale_vector(models_.at(s.model), gpus_.at(s.gpu));
+}
+
+void attach_descriptors(Dataset& data) {
+  DescriptorCache cache;
+  for (Sample& s : data.samples) {
+    const ScaleVector& x = cache.of(s, data.source);
+    for (std::size_t j = 0; j < kScaleTerms; ++j) s.descriptors[j] = std::exp(x[j]);
+  }
+}
+
+void require_descriptors(const Dataset& data) {
+  DescriptorCache cache;
+  for (const Sample& s : data.samples) cache.of(s, data.source);
+}
+
+}  // namespace kareus::energylens

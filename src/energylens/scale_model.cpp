@@ -1,0 +1,123 @@
+#include "kareus/energylens/scale_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kareus::energylens {
+
+double ScaleFit::predict(const std::vector<double>& x, const std::string& family,
+                         double* log_variance_out) const {
+  Eigen::VectorXd z(static_cast<Eigen::Index>(x.size() + 1));
+  z(0) = 1.0;
+  double y = intercept;
+  for (std::size_t j = 0; j < x.size(); ++j) {
+    z(static_cast<Eigen::Index>(j + 1)) = x[j];
+    y += slopes[j] * x[j];
+  }
+  // A new group: its own effect plus the regression's uncertainty at its descriptors (leverage
+  // times the per-group residual variance); a seen family replaces its share of the effect by
+  // the family's estimate.
+  double own = group_variance;
+  if (const auto it = families.find(family); !family.empty() && it != families.end()) {
+    y += it->second.log_effect;
+    own = group_variance - family_variance + it->second.variance;
+  }
+  if (log_variance_out)
+    *log_variance_out = own + z.dot(inverse * z) * (group_variance + row_variance);
+  return y;
+}
+
+namespace {
+
+// The family share of the group effect: tau_f^2 from the mean product of residuals of two
+// groups of one family (independent effects would average zero), then each family's best
+// linear unbiased predictor from its groups' residuals.
+void fit_families(const std::vector<GroupEvidence>& groups, const Eigen::VectorXd& r,
+                  ScaleFit& fit) {
+  std::map<std::string, std::vector<std::size_t>> members;
+  for (std::size_t i = 0; i < groups.size(); ++i)
+    if (!groups[i].family.empty()) members[groups[i].family].push_back(i);
+  double products = 0.0, pairs = 0.0;
+  for (const auto& [family, m] : members)
+    for (std::size_t a = 0; a < m.size(); ++a)
+      for (std::size_t b = a + 1; b < m.size(); ++b) {
+        products += r(static_cast<Eigen::Index>(m[a])) * r(static_cast<Eigen::Index>(m[b]));
+        pairs += 1.0;
+      }
+  // With no family seen twice (one GPU in training, say) the split cannot be measured; the
+  // descriptors carry what differs between GPUs, so the effect is taken to be the model's.
+  fit.family_variance =
+      pairs > 0.0 ? std::clamp(products / pairs, 0.0, fit.group_variance) : fit.group_variance;
+  const double tau_f = fit.family_variance;
+  if (tau_f <= 0.0) return;
+  const double rest = fit.group_variance - tau_f;
+  for (const auto& [family, m] : members) {
+    double weighted = 0.0, precision = 0.0;
+    for (std::size_t i : m) {
+      const double v = std::max(rest + fit.row_variance / groups[i].rows, 1e-12);
+      weighted += r(static_cast<Eigen::Index>(i)) / v;
+      precision += 1.0 / v;
+    }
+    fit.families[family] = {tau_f * weighted / (1.0 + tau_f * precision),
+                            tau_f / (1.0 + tau_f * precision)};
+  }
+}
+
+}  // namespace
+
+ScaleFit fit_scale(const std::vector<GroupEvidence>& groups, double row_variance, double ridge,
+                   std::vector<GroupScale>& per_group) {
+  const auto g = static_cast<Eigen::Index>(groups.size());
+  const auto p = static_cast<Eigen::Index>(groups.empty() ? 1 : groups.front().x.size() + 1);
+  Eigen::MatrixXd X(g, p);
+  Eigen::VectorXd y(g);
+  for (Eigen::Index i = 0; i < g; ++i) {
+    const GroupEvidence& e = groups[static_cast<std::size_t>(i)];
+    X(i, 0) = 1.0;
+    for (Eigen::Index j = 1; j < p; ++j) X(i, j) = e.x[static_cast<std::size_t>(j - 1)];
+    y(i) = e.log_scale;
+  }
+  // The ridge acts on standardised descriptors, so that it shrinks every exponent alike however
+  // widely its descriptor spreads; a descriptor constant over the groups gets exponent 0.
+  Eigen::VectorXd unit = Eigen::VectorXd::Ones(p);
+  for (Eigen::Index j = 1; j < p; ++j) {
+    const double mean = X.col(j).mean();
+    const double sd = std::sqrt((X.col(j).array() - mean).square().mean());
+    unit(j) = sd > 1e-9 ? 1.0 / sd : 0.0;
+  }
+  // Exponents need more groups than coefficients: otherwise the regression passes through every
+  // group, leaves nothing to judge it by, and extrapolates from two or three noisy multipliers.
+  const Eigen::Index varying = (unit.array() > 0.0).count() - 1;
+  if (g < varying + 2) unit.tail(p - 1).setZero();
+  const Eigen::MatrixXd Xs = X * unit.asDiagonal();
+  Eigen::MatrixXd A = Xs.transpose() * Xs;
+  for (Eigen::Index j = 1; j < p; ++j) A(j, j) += ridge;
+  ScaleFit fit;
+  fit.inverse =
+      unit.asDiagonal() * A.completeOrthogonalDecomposition().pseudoInverse() * unit.asDiagonal();
+  const Eigen::VectorXd beta = fit.inverse * (X.transpose() * y);
+  fit.intercept = beta(0);
+  for (Eigen::Index j = 1; j < p; ++j) fit.slopes.push_back(beta(j));
+  fit.row_variance = row_variance;
+
+  // Method of moments: E[r^2] = tau^2 + sigma^2 / n_g, with the residual degrees of freedom of a
+  // ridge fit (trace of the hat matrix).
+  const Eigen::VectorXd r = y - X * beta;
+  const double dof = static_cast<double>(g) - (X * fit.inverse * X.transpose()).trace();
+  double noise = 0.0;
+  for (const GroupEvidence& e : groups) noise += row_variance / e.rows;
+  if (dof > 0.5) {
+    fit.group_variance =
+        std::max(0.0, (r.squaredNorm() - noise * dof / static_cast<double>(g)) / dof);
+  }
+  fit_families(groups, r, fit);
+  for (Eigen::Index i = 0; i < g; ++i) {
+    const double own = row_variance / groups[static_cast<std::size_t>(i)].rows;
+    const double tau2 = fit.group_variance;
+    const double weight = tau2 + own > 0.0 ? tau2 / (tau2 + own) : 1.0;
+    per_group.push_back({y(i) - (1.0 - weight) * r(i), weight * own});
+  }
+  return fit;
+}
+
+}  // namespace kareus::energylens

@@ -1,0 +1,84 @@
+// kareus energylens end to end: the descriptor scale's intervals and close calls reach the
+// output, and rows the catalogues cannot describe are refused before anything is printed.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "common/run_cli.hpp"
+#include "kareus/core/json.hpp"
+
+namespace kareus {
+namespace {
+
+const std::string kBinary = KAREUS_BINARY;
+namespace fs = std::filesystem;
+
+fs::path write_csv(const std::string& name, const std::string& model, const std::string& gpu) {
+  const fs::path path = fs::temp_directory_path() / name;
+  std::ofstream out(path);
+  out << "scenario,tp,pp,batch,output_tokens,energy_j,model,gpu\n";
+  // Energy per request falling with batch, twice as high for the 8B model as for the 3B one.
+  int line = 0;
+  for (const std::string& m : {std::string("Llama-3.2-3B"), model}) {
+    const double level = m == "Llama-3.2-3B" ? 1.0 : 2.0;
+    for (double batch : {1.0, 4.0, 16.0, 64.0, 256.0})
+      out << m << "|" << gpu << ",1,1," << batch << ",200,"
+          << level * (100.0 / (1.0 + batch) + 5.0 + 0.1 * (++line % 3)) << "," << m << "," << gpu
+          << "\n";
+  }
+  return path;
+}
+
+TEST(EnergyLensCli, PredictAndSelectReportIntervalsAndCloseCalls) {
+  const fs::path csv = write_csv("kareus_el_cli_ok.csv", "Llama-3.1-8B", "NVIDIA H100 NVL");
+  const fs::path model = fs::temp_directory_path() / "kareus_el_cli_model.json";
+  const auto fit = testing::run_cli(
+      kBinary, "energylens fit --data " + csv.string() + " --out " + model.string());
+  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+  const auto predict = testing::run_cli(
+      kBinary, "energylens predict --json --model " + model.string() + " --data " + csv.string());
+  ASSERT_EQ(predict.exit_code, 0) << predict.err;
+  const Json p = Json::parse(predict.out);
+  for (const auto& row : p["rows"]) {
+    const double e = row["predicted_energy_j"];
+    EXPECT_LE(double(row["interval_j"]["low"]), e);
+    EXPECT_GE(double(row["interval_j"]["high"]), e);
+  }
+  const auto select =
+      testing::run_cli(kBinary, "energylens select --json --model " + model.string() +
+                                    " --candidates " + csv.string());
+  ASSERT_EQ(select.exit_code, 0) << select.err;
+  const Json s = Json::parse(select.out);
+  ASSERT_EQ(s["scenarios"].size(), 2u);
+  EXPECT_TRUE(s["scenarios"][0]["too_close_to_call"].is_boolean());
+  EXPECT_TRUE(s["scenarios"][0]["ranking"][0]["close_to_best"].is_boolean());
+}
+
+TEST(EnergyLensCli, RowsTheCataloguesCannotDescribeAreRefused) {
+  const fs::path known = write_csv("kareus_el_cli_known.csv", "Llama-3.1-8B", "h100-sxm");
+  const fs::path model = fs::temp_directory_path() / "kareus_el_cli_refuse_model.json";
+  ASSERT_EQ(testing::run_cli(kBinary,
+                             "energylens fit --data " + known.string() + " --out " + model.string())
+                .exit_code,
+            0);
+  const fs::path no_model = write_csv("kareus_el_cli_model.csv", "acme/Unknown-9B", "h100-sxm");
+  const fs::path no_gpu = write_csv("kareus_el_cli_gpu.csv", "Llama-3.1-8B", "NVIDIA B300");
+  const fs::path config = fs::temp_directory_path() / "kareus_el_cli_nolayers.json";
+  std::ofstream(config) << R"({"hidden_size": 4096, "num_attention_heads": 32,
+                             "intermediate_size": 11008, "vocab_size": 32000})";
+  const fs::path no_field = write_csv("kareus_el_cli_field.csv", config.string(), "h100-sxm");
+  for (const testing::BadInput& c : std::initializer_list<testing::BadInput>{
+           {"energylens fit --data " + no_model.string(), "acme/Unknown-9B"},
+           {"energylens fit --data " + no_gpu.string(), "NVIDIA B300"},
+           {"energylens fit --data " + no_field.string(), "num_hidden_layers"},
+           {"energylens evaluate --train-size 4 --seeds 1 --data " + no_model.string(),
+            "acme/Unknown-9B"},
+           {"energylens predict --model " + model.string() + " --data " + no_gpu.string(),
+            "NVIDIA B300"}})
+    testing::expect_rejected(kBinary, c);
+}
+
+}  // namespace
+}  // namespace kareus
