@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cmath>
 #include <iostream>
 #include <memory>
 
@@ -169,11 +170,12 @@ std::string format_one(const executor::OverlapReport& r) {
         *r.compute_stretch, *r.collective_stretch, r.overlap_clock->value(),
         r.overlap_power->value());
   }
-  out += fmt::format(
-      "overlapping saves {:.1f} % of the time and {:.1f} % of the energy of "
-      "running back to back\n",
-      100 * (1 - r.overlapped.time / r.serial.time),
-      100 * (1 - r.overlapped.energy / r.serial.energy));
+  const auto change = [](double ratio) {
+    return fmt::format("{:.1f} % {}", 100 * std::abs(1 - ratio), ratio <= 1 ? "less" : "more");
+  };
+  out += fmt::format("overlapped: {} time and {} energy than back to back\n",
+                     change(r.overlapped.time / r.serial.time),
+                     change(r.overlapped.energy / r.serial.energy));
   return out;
 }
 
