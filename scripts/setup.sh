@@ -29,7 +29,32 @@ build_type="${KAREUS_BUILD_TYPE:-RelWithDebInfo}"
 build_dir="${KAREUS_BUILD_DIR:-build}"
 extra=()
 [ -n "${KAREUS_SANITIZE:-}" ] && extra+=("-DKAREUS_SANITIZE=${KAREUS_SANITIZE}")
+mkdir -p "$build_dir"
+log="$build_dir/build.log"
+: >"$log"
+# The compiler's output goes to the log; the terminal gets one line per tenth of the build, and
+# the end of the log when something fails.
+fail() {
+  echo "setup: $1 failed; the last lines of $log:" >&2
+  tail -n 40 "$log" >&2
+  exit 1
+}
 if [ ! -f "$build_dir/CMakeCache.txt" ] || [ -n "${KAREUS_RECONFIGURE:-}" ]; then
-  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" "${extra[@]}" >&2
+  echo "setup: configuring $build_dir ($build_type)" >&2
+  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" "${extra[@]}" >>"$log" 2>&1 ||
+    fail "configuring"
 fi
-cmake --build "$build_dir" -j "${KAREUS_JOBS:-$(nproc)}" >&2
+# Arguments name the targets to build (make demo builds only the CLI); none builds everything.
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+echo "setup: building ${*:-everything} in $build_dir (log: $log)" >&2
+set +o pipefail
+cmake --build "$build_dir" -j "${KAREUS_JOBS:-$(nproc)}" "${targets[@]}" 2>&1 |
+  tee -a "$log" |
+  awk '/^\[ *[0-9]+%\]/ { p = substr($0, 2, index($0, "%") - 2) + 0;
+                           if (p >= next_step) { printf "setup: %d%%\n", p > "/dev/stderr";
+                                                 next_step = p - p % 10 + 10 } }'
+status=${PIPESTATUS[0]}
+set -o pipefail
+[ "$status" -eq 0 ] || fail "building"
+echo "setup: built" >&2

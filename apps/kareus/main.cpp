@@ -6,14 +6,17 @@
 
 #include "commands.hpp"
 #include "kareus/core/error.hpp"
+#include "kareus/version.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{
       "Kareus: energy-optimal GPU execution plans for LLM training and inference.\n"
       "Runs on a calibrated GPU emulator by default."};
+  app.set_version_flag("--version", std::string("kareus ") + kareus::kVersion);
   app.require_subcommand(1);
   kareus::cli::register_gpus_command(app);
   kareus::cli::register_models_command(app);
+  kareus::cli::register_devices_command(app);
   kareus::cli::register_simulate_command(app);
   kareus::cli::register_overlap_command(app);
   kareus::cli::register_search_command(app);

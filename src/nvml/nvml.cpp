@@ -115,6 +115,13 @@ std::string Nvml::name(unsigned gpu) const {
   return std::string(buffer, strnlen(buffer, sizeof buffer));
 }
 
+std::string Nvml::uuid(unsigned gpu) const {
+  char buffer[KAREUS_NVML_DEVICE_UUID_BUFFER_SIZE] = {};
+  check(*api_, api_->nvmlDeviceGetUUID(device(*api_, gpu), buffer, sizeof buffer),
+        fmt::format("nvmlDeviceGetUUID(gpu {})", gpu));
+  return std::string(buffer, strnlen(buffer, sizeof buffer));
+}
+
 Joules Nvml::total_energy(unsigned gpu) const {
   unsigned long long millijoules = 0;
   check(*api_, api_->nvmlDeviceGetTotalEnergyConsumption(device(*api_, gpu), &millijoules),

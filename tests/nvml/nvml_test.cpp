@@ -31,6 +31,7 @@ TEST(Nvml, ReadsDevicesFromTheLibrary) {
   Nvml nvml;
   ASSERT_EQ(nvml.device_count(), 2u);
   EXPECT_EQ(nvml.name(0), "NVIDIA A100-SXM4-40GB");
+  EXPECT_EQ(nvml.uuid(1), "GPU-fake-1");
   EXPECT_EQ(nvml.name(1), "NVIDIA GeForce RTX 3080 Ti");
   EXPECT_EQ(nvml.sm_clock(0), MHz(1410));
   EXPECT_DOUBLE_EQ(nvml.power(0).value(), 52.0 + 0.25 * 1410);
@@ -174,6 +175,7 @@ INSTANTIATE_TEST_SUITE_P(
         InjectedCase{"nvmlDeviceGetCount_v2", [](const Nvml& n) { n.device_count(); }},
         InjectedCase{"nvmlDeviceGetHandleByIndex_v2", [](const Nvml& n) { n.name(0); }},
         InjectedCase{"nvmlDeviceGetName", [](const Nvml& n) { n.name(0); }},
+        InjectedCase{"nvmlDeviceGetUUID", [](const Nvml& n) { n.uuid(0); }},
         InjectedCase{"nvmlDeviceGetTotalEnergyConsumption",
                      [](const Nvml& n) { n.total_energy(0); }},
         InjectedCase{"nvmlDeviceGetPowerUsage", [](const Nvml& n) { n.power(0); }},

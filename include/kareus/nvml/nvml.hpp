@@ -45,6 +45,7 @@ class Nvml {
 
   unsigned device_count() const;
   std::string name(unsigned gpu) const;
+  std::string uuid(unsigned gpu) const;
   // Cumulative energy counter since the driver was loaded (NVML reports mJ).
   Joules total_energy(unsigned gpu) const;
   Watts power(unsigned gpu) const;

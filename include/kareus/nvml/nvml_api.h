@@ -46,6 +46,8 @@ typedef enum nvmlClockType_enum {
 
 // NVML_DEVICE_NAME_V2_BUFFER_SIZE in nvml.h.
 #define KAREUS_NVML_DEVICE_NAME_BUFFER_SIZE 96
+// NVML_DEVICE_UUID_V2_BUFFER_SIZE
+#define KAREUS_NVML_DEVICE_UUID_BUFFER_SIZE 96
 
 nvmlReturn_t nvmlInit_v2(void);
 nvmlReturn_t nvmlShutdown(void);
@@ -53,6 +55,8 @@ const char* nvmlErrorString(nvmlReturn_t result);
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* deviceCount);
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device);
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length);
+// "GPU-xxxxxxxx-...": stable across reboots; what CUDA_VISIBLE_DEVICES and Kubernetes name.
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length);
 // Millijoules since the driver was last loaded (Volta and newer).
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long* energy);
 // Milliwatts.

@@ -24,6 +24,7 @@
 
 struct nvmlDevice_st {
   std::string name;
+  std::string uuid;
   unsigned default_clock = 0;
   std::map<unsigned, std::vector<unsigned>> graphics_clocks;  // by memory clock
   double idle_w = 0;
@@ -96,6 +97,7 @@ bool load_script() {
     for (const auto& d : script.at("devices")) {
       nvmlDevice_st dev;
       dev.name = d.at("name").get<std::string>();
+      dev.uuid = d.value("uuid", "GPU-fake-" + std::to_string(s.devices.size()));
       for (const auto& [memory, clocks] : d.at("graphics_clocks_mhz").items()) {
         dev.graphics_clocks[static_cast<unsigned>(std::stoul(memory))] =
             clocks.get<std::vector<unsigned>>();
@@ -244,6 +246,14 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int len
   if (!name) return NVML_ERROR_INVALID_ARGUMENT;
   if (length < device->name.size() + 1) return NVML_ERROR_INSUFFICIENT_SIZE;
   std::memcpy(name, device->name.c_str(), device->name.size() + 1);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
+  FAKE_ENTER(device);
+  if (!uuid) return NVML_ERROR_INVALID_ARGUMENT;
+  if (length < device->uuid.size() + 1) return NVML_ERROR_INSUFFICIENT_SIZE;
+  std::memcpy(uuid, device->uuid.c_str(), device->uuid.size() + 1);
   return NVML_SUCCESS;
 }
 
