@@ -37,8 +37,10 @@ function(kareus_add_test name)
   target_compile_definitions(${name} PRIVATE
     KAREUS_TEST_DATA_DIR="${PROJECT_SOURCE_DIR}/tests/data"
     KAREUS_TEST_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  # Tests keep their measurement stores in the build tree, never in the user's ~/.cache.
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 120
-    PROPERTIES ENVIRONMENT "KAREUS_DATA_DIR=${PROJECT_SOURCE_DIR}/data")
+    PROPERTIES ENVIRONMENT
+      "KAREUS_DATA_DIR=${PROJECT_SOURCE_DIR}/data;XDG_CACHE_HOME=${PROJECT_BINARY_DIR}/test-cache")
 endfunction()
 
 # Adds every immediate subfolder of the current directory that has a CMakeLists.txt.

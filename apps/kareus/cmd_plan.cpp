@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/table.hpp"
+#include "kareus/partition/partition.hpp"
 #include "kareus/planner/artifact_export.hpp"
 #include "kareus/planner/planner.hpp"
 #include "workload_flags.hpp"
@@ -96,7 +97,8 @@ void register_plan_command(CLI::App& app) {
                   "Comma-separated: megatron, perseus, nanobatch-perseus, kareus, "
                   "kareus-exhaustive")
       ->capture_default_str();
-  cmd->add_option("--strategy", f->strategy, "Partition search for the kareus method: kareus, paper, random or exhaustive")
+  cmd->add_option("--strategy", f->strategy,
+                  "Partition search for the kareus method: kareus, paper, random or exhaustive")
       ->capture_default_str();
   cmd->add_option("--seed", f->seed, "Seed of every random choice")->capture_default_str();
   cmd->add_option("--db", f->db, "Measurement store (default ~/.cache/kareus/measurements.sqlite)");
@@ -126,6 +128,11 @@ void register_plan_command(CLI::App& app) {
     const auto w = f->workload.resolve();
     planner::PlanOptions opt;
     opt.methods = parse_methods(f->methods);
+    // Checked before the store is opened or anything is planned: a refused run writes nothing.
+    if (std::any_of(opt.methods.begin(), opt.methods.end(), [](auto m) {
+          return m != planner::Method::kMegatron && m != planner::Method::kPerseus;
+        }))
+      partition::require_nanobatch_split(w, "command line");
     opt.strategy = search::parse_strategy(f->strategy);
     opt.seed = f->seed;
     require(f->noise >= 0 && f->noise < 0.5, "command line", "--noise", format_number(f->noise),

@@ -121,7 +121,9 @@ const LaunchSlot* Partition::find_slot(const std::string& name) const {
 void require_nanobatch_split(const workload::Workload& w, const std::string& where) {
   const int mbs = w.parallelism.microbatch_size;
   require(mbs % 2 == 0, where, "microbatch_size", std::to_string(mbs),
-          "must be even to split each microbatch into two nanobatches (nanobatch execution)");
+          "must be even to split each microbatch into two nanobatches (nanobatch execution, which "
+          "nanobatch-perseus and kareus use): set --mbs or microbatch_size to an even number, "
+          "or plan only --methods megatron,perseus");
 }
 
 std::vector<Partition> build_partitions(const workload::Workload& w, Direction d, int layers) {

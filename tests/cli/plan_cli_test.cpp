@@ -136,5 +136,17 @@ TEST(PlanCli, BadInputGivesOneLineExitCode2AndNoFiles) {
   }
 }
 
+// A refused plan must not create the measurement store either (it lives in the user's cache).
+TEST(PlanCli, OddMicrobatchIsRefusedBeforeTheStoreIsCreated) {
+  const auto cache = kTmp / "odd_mbs_cache";
+  fs::remove_all(cache);
+  const testing::BadInput c{
+      "plan --model llama3.2-3b --tp 8 --pp 2 --microbatches 4 --quiet --db " +
+          (cache / "store.sqlite").string(),
+      "set --mbs or microbatch_size to an even number"};
+  testing::expect_rejected(KAREUS_BINARY, c);
+  EXPECT_FALSE(fs::exists(cache / "store.sqlite"));
+}
+
 }  // namespace
 }  // namespace kareus
