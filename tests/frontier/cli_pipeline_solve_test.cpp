@@ -107,5 +107,21 @@ TEST(PipelineSolveCli, RejectsBadProfilesNamingFileLineAndColumn) {
   EXPECT_EQ(run("--profile " + ok + " --microbatches 2 --p-blocking 1 --json").exit_code, 0);
 }
 
+// Each min-cut step shortens the iteration by one time unit, so the step count is bounded up front
+// (kMaxPipelineSolverSteps) instead of running for hours on an absurd unit or profile.
+TEST(PipelineSolveCli, RefusesMoreStepsThanTheBoundInsteadOfRunning) {
+  const std::string header = "stage,instruction,frequency,time,energy\n";
+  const auto huge = write_profile(
+      "k_huge.csv", header + "0,forward,1000,1e308,10\n" + "0,backward,1000,0.2,20\n");
+  expect_rejected("--profile " + huge + " --microbatches 1 --p-blocking 70",
+                  {"k_huge.csv", "time = 1e+308 s", "at most 1000000 time units"});
+  expect_rejected(
+      "--profile '" + kProfile + "' --microbatches 8 --p-blocking 70 --unit-time-ms 1e-9",
+      {"gpt3-175b+a40_bf16.csv", "at most 1000000 time units"});
+  // 100,000 microbatches of about 0.4 s: 4e7 units of 1 ms.
+  expect_rejected("--profile '" + kProfile + "' --microbatches 100000 --p-blocking 70",
+                  {"gpt3-175b+a40_bf16.csv", "least-energy iteration time", "coarser time unit"});
+}
+
 }  // namespace
 }  // namespace kareus
