@@ -79,6 +79,7 @@ struct PipelineSolverSummary {
   double mean_critical_nodes = 0.0;
   std::int64_t planned_slowest_units = 0;  // longest path in time units at the start
   std::int64_t planned_fastest_units = 0;  // ... when no critical path could be shortened
+  double fast_end_seconds = 0.0;           // of solve_seconds, in the fast-end LP plans
   double solve_seconds = 0.0;
   std::string to_string() const;
 };
