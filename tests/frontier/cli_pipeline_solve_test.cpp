@@ -123,5 +123,24 @@ TEST(PipelineSolveCli, RefusesMoreStepsThanTheBoundInsteadOfRunning) {
                   {"gpt3-175b+a40_bf16.csv", "least-energy iteration time", "coarser time unit"});
 }
 
+// Every path from the first forward to the last backward crosses the 7 stage boundaries down and
+// back up, so 5 ms transfers lengthen the fastest iteration by at least 14 x 5 ms; none is the
+// default (Perseus's convention).
+TEST(PipelineSolveCli, TransfersLengthenEveryPathBetweenStages) {
+  const auto fastest = [](const std::string& extra) {
+    const auto r =
+        run("--profile '" + kProfile + "' --microbatches 4 --p-blocking 70.38 --json " + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const auto document = JsonDocument::parse(r.out, "stdout");
+    const auto frontier = document.root().at("frontier");
+    return frontier.at(frontier.size() - 1).number("time_s");
+  };
+  const double without = fastest("");
+  EXPECT_DOUBLE_EQ(fastest("--transfer-ms 0"), without);
+  EXPECT_GE(fastest("--transfer-ms 5"), without + 14 * 0.005 - 1e-9);
+  expect_rejected("--profile '" + kProfile + "' --microbatches 4 --p-blocking 70 --transfer-ms -1",
+                  {"--transfer-ms = -1", ">= 0"});
+}
+
 }  // namespace
 }  // namespace kareus
