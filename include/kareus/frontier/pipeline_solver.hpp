@@ -91,8 +91,9 @@ struct OptionChange {
 
 struct PipelineSolverResult {
   // Real (time, energy) of the plans, Pareto-pruned; a point's `first` is its plan's index. Plan 0
-  // is the start, plan k the k-th min-cut step, and the last plan runs every instruction at its
-  // fastest option (quantisation can hide it from the steps), each slowed where slack allows.
+  // is the start, plan k the k-th min-cut step, plan steps + 1 runs every instruction at its
+  // fastest option (quantisation can hide it from the steps), each slowed where slack allows, and
+  // the fast_end_plans plans after it are the fast-end LP plans, fastest deadline first.
   ParetoSet frontier;
   std::vector<int> initial_assignment;             // plan 0: per node, an index into its option set
   std::vector<std::vector<OptionChange>> changes;  // changes[k]: from plan k - 1 to plan k
