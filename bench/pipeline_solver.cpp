@@ -1,13 +1,25 @@
 // Speed of the pipeline time-energy solver (whole frontier, 1 ms unit) on:
 //  - PP=2, M=8 and PP=10, M=128 (the Kareus paper's Llama-3.3-70B emulation shape) with a
 //    synthetic 18-clock profile per stage and direction;
-//  - PP=8, M=32 with the real A40 GPT-3 175B stage profile of the Perseus SOSP'24 artifact.
+//  - PP=8, M=32 and M=96 with the real A40 GPT-3 175B stage profile of the Perseus SOSP'24
+//    artifact.
 // Counters: steps (min-cut steps), points (frontier size after Pareto pruning).
+//
+// Quality: on the two A40 profiles of the Perseus artifact at 12 and 24 microbatches, the energy
+// of the solver's least-energy point within a deadline against the exact MILP (COIN-OR CBC, 20 s
+// per deadline), at the fastest time and at 1, 10, 25, 50 and 75 % of the way from it to the
+// least-energy end. CBC does not always prove optimality in that time, so two counters (%):
+// `bound_*` = excess over CBC's lower bound (an upper bound on the excess over the optimum) and
+// `cbc_*` = excess over CBC's best plan (negative: the solver's is better); `before_*` is
+// `bound_*` without the fast-end LP plans (the frontier before them).
 #include <benchmark/benchmark.h>
 
+#include <array>
 #include <filesystem>
+#include <limits>
 
 #include "kareus/core/rng.hpp"
+#include "kareus/frontier/deadline_model.hpp"
 #include "kareus/frontier/stage_profile.hpp"
 
 namespace {
@@ -49,6 +61,85 @@ void run(benchmark::State& state, const StageProfile& profile, int microbatches,
   state.counters["cuts"] = result.summary.min_cuts;
   state.counters["points"] = static_cast<double>(result.frontier.size());
   state.counters["critical"] = result.summary.mean_critical_nodes;
+  state.counters["lp_plans"] = result.summary.fast_end_plans;
+  state.counters["lp_s"] = result.summary.fast_end_seconds;
+}
+
+std::filesystem::path data_file(const char* name) {
+  return std::filesystem::path(__FILE__).parent_path().parent_path() / "tests/data/frontier" / name;
+}
+
+// Least energy of the points within `deadline`.
+double least_energy_within(const std::vector<ParetoPoint>& points, Seconds deadline) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& p : points)
+    if (p.time <= deadline) best = std::min(best, p.energy.value());
+  return best;
+}
+
+// The frontier before the fast-end LP: plans 0..steps are the min-cut steps, steps + 1 the fastest
+// plan (every instruction at its fastest option, slowed where slack allows); the LP plans follow.
+std::vector<ParetoPoint> min_cut_points(const PipelineProblem& problem,
+                                        const PipelineSolverResult& result) {
+  std::vector<std::uint32_t> indices(static_cast<std::size_t>(result.summary.steps) + 2);
+  for (std::uint32_t i = 0; i < indices.size(); ++i) indices[i] = i;
+  std::vector<ParetoPoint> points;
+  for (const auto& plan : result.assignments(indices)) {
+    const auto cost = evaluate_plan(problem, plan);
+    points.push_back({cost.time, cost.energy});
+  }
+  return points;
+}
+
+void excess_over_optimum(benchmark::State& state, const char* file, int microbatches) {
+  const auto problem =
+      pipeline_problem(read_stage_profile(data_file(file)), microbatches, Watts(70.38));
+  PipelineSolverResult result;
+  for (auto _ : state) {
+    result = solve_pipeline(problem);
+    benchmark::DoNotOptimize(result);
+  }
+  const auto& frontier = result.frontier;
+  const Seconds fastest = frontier.fastest().time;
+  const Seconds slowest = frontier.min_energy().time;
+  const auto before = min_cut_points(problem, result);
+  DeadlineModel model(problem, false);
+  const std::array<std::pair<const char*, double>, 6> deadlines{{{"fastest", 0.0},
+                                                                 {"d01", 0.01},
+                                                                 {"d10", 0.10},
+                                                                 {"d25", 0.25},
+                                                                 {"d50", 0.50},
+                                                                 {"d75", 0.75}}};
+  const auto percent = [](double energy, double reference) {
+    return 100.0 * (energy - reference) / reference;
+  };
+  for (const auto& [name, fraction] : deadlines) {
+    const Seconds deadline = fastest + (slowest - fastest) * fraction;
+    model.set_deadline(deadline * (1 + 1e-12));
+    const auto optimum = model.optimum(20.0);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double bound = optimum ? optimum->lower_bound.value() : nan;
+    const double cbc = optimum ? evaluate_plan(problem, optimum->assignment).energy.value() : nan;
+    const double ours = least_energy_within(frontier.points(), deadline);
+    state.counters[std::string("bound_") + name] = percent(ours, bound);
+    state.counters[std::string("cbc_") + name] = percent(ours, cbc);
+    state.counters[std::string("before_") + name] =
+        percent(least_energy_within(before, deadline), bound);
+  }
+  state.counters["lp_plans"] = result.summary.fast_end_plans;
+}
+
+void BM_Excess_GPT3_A40_M12(benchmark::State& state) {
+  excess_over_optimum(state, "gpt3-175b+a40_bf16.csv", 12);
+}
+void BM_Excess_GPT3_A40_M24(benchmark::State& state) {
+  excess_over_optimum(state, "gpt3-175b+a40_bf16.csv", 24);
+}
+void BM_Excess_Bloom_A40_M12(benchmark::State& state) {
+  excess_over_optimum(state, "bloom+a40_bf16.csv", 12);
+}
+void BM_Excess_Bloom_A40_M24(benchmark::State& state) {
+  excess_over_optimum(state, "bloom+a40_bf16.csv", 24);
 }
 
 void BM_Synthetic_PP2_M8(benchmark::State& state) {
@@ -57,9 +148,10 @@ void BM_Synthetic_PP2_M8(benchmark::State& state) {
 
 // Blocking power of an A40 from the Perseus artifact (profile_p2p.py): 70.38 W.
 void BM_RealA40_PP8_M32(benchmark::State& state) {
-  const auto path = std::filesystem::path(__FILE__).parent_path().parent_path() /
-                    "tests/data/frontier/gpt3-175b+a40_bf16.csv";
-  run(state, read_stage_profile(path), 32, Watts(70.38));
+  run(state, read_stage_profile(data_file("gpt3-175b+a40_bf16.csv")), 32, Watts(70.38));
+}
+void BM_RealA40_PP8_M96(benchmark::State& state) {
+  run(state, read_stage_profile(data_file("gpt3-175b+a40_bf16.csv")), 96, Watts(70.38));
 }
 
 // Blocking power of an A100 from the Perseus artifact: 83.64 W.
@@ -69,7 +161,12 @@ void BM_Synthetic_PP10_M128(benchmark::State& state) {
 
 BENCHMARK(BM_Synthetic_PP2_M8)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RealA40_PP8_M32)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_RealA40_PP8_M96)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_Synthetic_PP10_M128)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_Excess_GPT3_A40_M12)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_Excess_GPT3_A40_M24)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_Excess_Bloom_A40_M12)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_Excess_Bloom_A40_M24)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 

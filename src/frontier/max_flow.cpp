@@ -43,26 +43,48 @@ bool MinCutSolver::build_levels(int source, int sink) {
   return level_[sink] >= 0;
 }
 
-std::int64_t MinCutSolver::push(int node, int sink, std::int64_t limit) {
-  if (node == sink) return limit;
-  std::int64_t pushed = 0;
-  for (int& e = cursor_[node]; e >= 0; e = next_[e]) {
-    const int v = to_[e];
-    if (cap_[e] <= 0 || level_[v] != level_[node] + 1) continue;
-    const std::int64_t got = push(v, sink, std::min(limit - pushed, cap_[e]));
-    cap_[e] -= got;
-    cap_[e ^ 1] += got;
-    pushed += got;
-    if (pushed == limit) break;
+// One blocking flow of the level graph by depth-first search with an explicit path, not recursion:
+// a path can be as long as the critical DAG (hundreds of thousands of instructions).
+std::int64_t MinCutSolver::blocking_flow(int source, int sink) {
+  std::int64_t total = 0;
+  path_.clear();
+  int node = source;
+  while (true) {
+    if (node == sink) {
+      std::int64_t bottleneck = kInfiniteCapacity;
+      for (int e : path_) bottleneck = std::min(bottleneck, cap_[e]);
+      for (int e : path_) {
+        cap_[e] -= bottleneck;
+        cap_[e ^ 1] += bottleneck;
+      }
+      total += bottleneck;
+      // Resume from the tail of the first edge the augmentation saturated.
+      std::size_t keep = 0;
+      while (keep < path_.size() && cap_[path_[keep]] > 0) ++keep;
+      path_.resize(keep);
+      node = path_.empty() ? source : to_[path_.back()];
+      continue;
+    }
+    int& e = cursor_[node];
+    while (e >= 0 && (cap_[e] <= 0 || level_[to_[e]] != level_[node] + 1)) e = next_[e];
+    if (e >= 0) {
+      path_.push_back(e);
+      node = to_[e];
+      continue;
+    }
+    if (node == source) return total;
+    // A dead end: nothing more passes `node` in this phase, so no edge may lead to it again.
+    level_[node] = -1;
+    path_.pop_back();
+    node = path_.empty() ? source : to_[path_.back()];
   }
-  return pushed;
 }
 
 std::int64_t MinCutSolver::max_flow(int source, int sink) {
   std::int64_t total = 0;
   while (build_levels(source, sink)) {
     cursor_ = head_;
-    total += push(source, sink, kInfiniteCapacity);
+    total += blocking_flow(source, sink);
   }
   return total;
 }

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "kareus/core/error.hpp"
+#include "kareus/frontier/deadline_model.hpp"
 #include "kareus/frontier/max_flow.hpp"
 #include "option_hull.hpp"
 
@@ -39,12 +40,17 @@ void validate(const PipelineProblem& problem) {
   require(std::isfinite(problem.p_blocking.value()) && problem.p_blocking.value() >= 0,
           "pipeline problem", "p_blocking", format_number(problem.p_blocking.value()),
           "a number of watts >= 0");
+  require(std::isfinite(problem.transfer.value()) && problem.transfer.value() >= 0,
+          "pipeline problem", "transfer", format_number(problem.transfer.value()),
+          "a number of seconds >= 0");
 }
 
-// Forward/backward adjacency of the DAG in compressed rows, with a topological order.
+// Forward/backward adjacency of the DAG in compressed rows, with a topological order; an edge
+// between stages (`*_cross`) carries the problem's transfer delay.
 struct Graph {
   std::vector<int> order;
   std::vector<int> succ_begin, succ, pred_begin, pred;
+  std::vector<char> succ_cross, pred_cross;
 
   explicit Graph(const workload::PipelineDag& dag) : order(dag.topological_order()) {
     const int n = static_cast<int>(dag.nodes.size());
@@ -60,22 +66,28 @@ struct Graph {
     }
     succ.resize(dag.edges.size());
     pred.resize(dag.edges.size());
+    succ_cross.resize(dag.edges.size());
+    pred_cross.resize(dag.edges.size());
     auto s_fill = succ_begin;
     auto p_fill = pred_begin;
     for (const auto& [from, to] : dag.edges) {
+      const char cross = dag.nodes[from].stage != dag.nodes[to].stage;
+      succ_cross[s_fill[from]] = cross;
+      pred_cross[p_fill[to]] = cross;
       succ[s_fill[from]++] = to;
       pred[p_fill[to]++] = from;
     }
   }
 
-  // Longest path: finish[v] = start[v] + duration[v], start = latest finish of the predecessors.
+  // Longest path: finish[v] = start[v] + duration[v], start = latest finish of the predecessors
+  // (plus `transfer` from another stage).
   template <class T, class Duration>
-  T earliest_starts(const Duration& duration, std::vector<T>& start) const {
+  T earliest_starts(const Duration& duration, T transfer, std::vector<T>& start) const {
     T makespan{};
     for (int v : order) {
       T s{};
       for (int i = pred_begin[v]; i < pred_begin[v + 1]; ++i)
-        s = std::max(s, start[pred[i]] + duration(pred[i]));
+        s = std::max(s, start[pred[i]] + duration(pred[i]) + (pred_cross[i] ? transfer : T{}));
       start[v] = s;
       makespan = std::max(makespan, s + duration(v));
     }
@@ -86,7 +98,10 @@ struct Graph {
 class Solver {
  public:
   Solver(const PipelineProblem& problem, const PipelineSolverOptions& options)
-      : problem_(problem), graph_(problem.dag), n_(static_cast<int>(problem.dag.nodes.size())) {
+      : problem_(problem),
+        graph_(problem.dag),
+        n_(static_cast<int>(problem.dag.nodes.size())),
+        unit_(options.unit_time) {
     for (const auto& set : problem.option_sets)
       hulls_.emplace_back(set, problem.p_blocking, options.unit_time);
     double total = 0;
@@ -96,9 +111,16 @@ class Solver {
     int exponent = 0;
     std::frexp(std::ldexp(1.0, 60) / std::max(total, 1e-300), &exponent);
     scale_ = std::ldexp(1.0, std::min(exponent - 1, 200));
+    transfer_units_ =
+        static_cast<std::int64_t>(std::ceil(problem.transfer / options.unit_time - 1e-9));
     units_.resize(n_);
     for (int v = 0; v < n_; ++v) units_[v] = hull(v).slowest_units();
     start_.resize(n_);
+    const std::int64_t slowest = planned_makespan();
+    require(slowest <= kMaxPipelineSolverSteps, "pipeline solver", "least-energy iteration time",
+            fmt::format("{} time units of {} s", slowest, format_number(unit_.value())),
+            fmt::format("at most {} (one min-cut step each): use a coarser time unit",
+                        kMaxPipelineSolverSteps));
     latest_finish_.resize(n_);
     critical_index_.resize(n_);
     real_start_.resize(n_);
@@ -160,11 +182,15 @@ class Solver {
       makespan = critical_path();
     }
     summary.planned_fastest_units = makespan;
+    const Seconds fastest_step_time = points.back().time;
     // Quantisation may have merged an instruction's fastest option into a slower one of the same
     // unit count; the fastest plan is still worth reporting exactly.
     for (int v = 0; v < n_; ++v) mapped_[v] = hull(v).fastest_option();
-    const auto last = static_cast<std::uint32_t>(result.changes.size());
-    points.push_back(measure_plan(last, result.changes.emplace_back()));
+    points.push_back(measure_next_plan(result));
+    const auto fast_end_start = std::chrono::steady_clock::now();
+    fast_end(points.back().time, fastest_step_time, result, points);
+    summary.fast_end_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - fast_end_start).count();
     summary.mean_critical_nodes = summary.steps > 0 ? critical_total / summary.steps : 0.0;
     result.frontier = ParetoSet::from_points(std::move(points));
     summary.solve_seconds =
@@ -173,13 +199,48 @@ class Solver {
   }
 
  private:
+  // Measures mapped_ as the next plan of `result` (its changes from the previous plan recorded).
+  ParetoPoint measure_next_plan(PipelineSolverResult& result, Seconds deadline = Seconds(0.0)) {
+    const auto index = static_cast<std::uint32_t>(result.changes.size());
+    return measure_plan(index, result.changes.emplace_back(), deadline);
+  }
+
+  // Between the fastest real time and the fastest min-cut step, the quantised steps cannot see
+  // what the measured times allow: rounding every duration up to whole units makes the fastest
+  // step up to a unit per instruction on the critical path slower than the fastest plan, and the
+  // fastest plan itself keeps every instruction at full clock. There, at each unit from the
+  // fastest time on, the least-energy plan of the LP relaxation (real times, convexified options)
+  // is rounded down to measured options, then slowed where slack allows.
+  void fast_end(Seconds fastest_time, Seconds fastest_step_time, PipelineSolverResult& result,
+                std::vector<ParetoPoint>& points) {
+    const double gap_units = (fastest_step_time - fastest_time) / unit_;
+    if (!(gap_units > 0)) return;
+    const int deadlines =
+        static_cast<int>(std::min<double>(kFastEndDeadlines, std::ceil(gap_units)));
+    DeadlineModel model(problem_, true);
+    for (int k = 0; k < deadlines; ++k) {
+      const Seconds deadline = fastest_time + (fastest_step_time - fastest_time) * k / deadlines;
+      model.set_deadline(deadline);
+      const auto durations = model.relaxed_durations();
+      if (!durations) continue;  // numerically infeasible at the bound: the fastest plan covers it
+      ++result.summary.fast_end_plans;
+      for (int v = 0; v < n_; ++v) {
+        // Down to a measured option, so that no path gets longer than the LP's.
+        const int i = hull(v).slowest_within((*durations)[v] * Seconds(1.0 + 1e-9));
+        mapped_[v] = i < 0 ? hull(v).fastest_option() : i;
+      }
+      points.push_back(measure_next_plan(result, deadline));
+    }
+  }
+
   const OptionHull& hull(int v) const { return hulls_[problem_.option_set_of[v]]; }
   const ExecutionOption& option(int v, int i) const {
     return problem_.option_sets[problem_.option_set_of[v]][i];
   }
 
   std::int64_t planned_makespan() {
-    return graph_.earliest_starts<std::int64_t>([&](int v) { return units_[v]; }, start_);
+    return graph_.earliest_starts<std::int64_t>([&](int v) { return units_[v]; }, transfer_units_,
+                                                start_);
   }
 
   // Earliest starts, latest finishes and the critical nodes (zero slack) of the planned durations.
@@ -190,7 +251,8 @@ class Solver {
       std::int64_t finish = makespan;
       for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i) {
         const int w = graph_.succ[i];
-        finish = std::min(finish, latest_finish_[w] - units_[w]);
+        finish = std::min(
+            finish, latest_finish_[w] - units_[w] - (graph_.succ_cross[i] ? transfer_units_ : 0));
       }
       latest_finish_[v] = finish;
     }
@@ -201,8 +263,9 @@ class Solver {
     return makespan;
   }
 
-  bool critical_edge(int u, int v) const {
-    return critical_index_[u] >= 0 && critical_index_[v] >= 0 && start_[u] + units_[u] == start_[v];
+  bool critical_edge(int u, int v, bool cross) const {
+    return critical_index_[u] >= 0 && critical_index_[v] >= 0 &&
+           start_[u] + units_[u] + (cross ? transfer_units_ : 0) == start_[v];
   }
 
   // True when some critical path has only instructions at their fastest option: then every cut
@@ -214,7 +277,7 @@ class Solver {
       if (critical_index_[v] < 0 || units_[v] != hull(v).fastest_units()) continue;
       bool reached = start_[v] == 0;
       for (int i = graph_.pred_begin[v]; i < graph_.pred_begin[v + 1] && !reached; ++i)
-        reached = stuck[graph_.pred[i]] && critical_edge(graph_.pred[i], v);
+        reached = stuck[graph_.pred[i]] && critical_edge(graph_.pred[i], v, graph_.pred_cross[i]);
       stuck[v] = reached;
       if (reached && start_[v] + units_[v] == makespan) return true;
     }
@@ -241,7 +304,7 @@ class Solver {
       if (start_[v] + units_[v] == makespan) edges.push_back(BoundedEdge{3 + 2 * k, 1});
       for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i) {
         const int w = graph_.succ[i];
-        if (critical_edge(v, w))
+        if (critical_edge(v, w, graph_.succ_cross[i]))
           edges.push_back(BoundedEdge{3 + 2 * k, 2 + 2 * critical_index_[w]});
       }
     }
@@ -252,14 +315,17 @@ class Solver {
   // option that still fits between its predecessors' and successors' times, in reverse
   // topological order so that every instruction keeps the room its successors leave it. The
   // iteration time stays that of the mapped options; the energy can only fall.
-  ParetoPoint measure_plan(std::uint32_t index, std::vector<OptionChange>& changes) {
-    const Seconds mapped_time = graph_.earliest_starts<Seconds>(
-        [&](int v) { return option(v, mapped_[v]).time; }, real_start_);
+  ParetoPoint measure_plan(std::uint32_t index, std::vector<OptionChange>& changes,
+                           Seconds deadline = Seconds(0.0)) {
+    const Seconds mapped_time = std::max(
+        deadline, graph_.earliest_starts<Seconds>([&](int v) { return option(v, mapped_[v]).time; },
+                                                  problem_.transfer, real_start_));
     for (auto it = graph_.order.rbegin(); it != graph_.order.rend(); ++it) {
       const int v = *it;
       Seconds finish = mapped_time;
       for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i)
-        finish = std::min(finish, real_latest_start_[graph_.succ[i]]);
+        finish = std::min(finish, real_latest_start_[graph_.succ[i]] -
+                                      (graph_.succ_cross[i] ? problem_.transfer : Seconds(0.0)));
       const Seconds window = finish - real_start_[v];
       int chosen = hull(v).slowest_within(window + window * 1e-12);
       if (chosen < 0 || option(v, chosen).time < option(v, mapped_[v]).time) chosen = mapped_[v];
@@ -271,7 +337,7 @@ class Solver {
       changes.push_back(OptionChange{v, chosen});
     }
     const Seconds time = graph_.earliest_starts<Seconds>(
-        [&](int v) { return option(v, plan_[v]).time; }, real_start_);
+        [&](int v) { return option(v, plan_[v]).time; }, problem_.transfer, real_start_);
     const Joules energy = energy_ + problem_.p_blocking * (time * problem_.dag.stages - busy_);
     return ParetoPoint{time, energy, index};
   }
@@ -279,6 +345,8 @@ class Solver {
   const PipelineProblem& problem_;
   Graph graph_;
   int n_;
+  Seconds unit_;
+  std::int64_t transfer_units_ = 0;  // rounded up, like the instructions' durations
   std::vector<OptionHull> hulls_;
   double scale_ = 1.0;
   std::vector<std::int64_t> units_, start_, latest_finish_;
@@ -314,8 +382,8 @@ PlanCost evaluate_plan(const PipelineProblem& problem, const std::vector<int>& a
   }
   const Graph graph(problem.dag);
   std::vector<Seconds> start(assignment.size());
-  const Seconds time =
-      graph.earliest_starts<Seconds>([&](int v) { return sets[of[v]][assignment[v]].time; }, start);
+  const Seconds time = graph.earliest_starts<Seconds>(
+      [&](int v) { return sets[of[v]][assignment[v]].time; }, problem.transfer, start);
   return PlanCost{time, energy + problem.p_blocking * (time * problem.dag.stages - busy)};
 }
 
@@ -347,9 +415,10 @@ std::vector<int> PipelineSolverResult::assignment(std::uint32_t index) const {
 std::string PipelineSolverSummary::to_string() const {
   return fmt::format(
       "pipeline solver: {} steps ({} max-flow solves) from {} to {} time units, {} with "
-      "off-critical lengthening undone, {:.1f} critical instructions per step on average, {:.3f} s",
+      "off-critical lengthening undone, {:.1f} critical instructions per step on average, {} "
+      "fast-end LP plans ({:.3f} s), {:.3f} s",
       steps, min_cuts, planned_slowest_units, planned_fastest_units, fallback_steps,
-      mean_critical_nodes, solve_seconds);
+      mean_critical_nodes, fast_end_plans, fast_end_seconds, solve_seconds);
 }
 
 PipelineSolverResult solve_pipeline(const PipelineProblem& problem,
@@ -358,6 +427,19 @@ PipelineSolverResult solve_pipeline(const PipelineProblem& problem,
   require(options.unit_time.value() > 0 && std::isfinite(options.unit_time.value()),
           "pipeline solver", "unit_time", format_number(options.unit_time.value()),
           "a positive number of seconds");
+  const double unit = options.unit_time.value();
+  require(problem.transfer.value() / unit <= static_cast<double>(kMaxPipelineSolverSteps),
+          "pipeline problem", "transfer", format_number(problem.transfer.value()),
+          fmt::format("at most {} time units", kMaxPipelineSolverSteps));
+  for (std::size_t s = 0; s < problem.option_sets.size(); ++s) {
+    for (const auto& o : problem.option_sets[s]) {
+      require(o.time.value() / unit <= static_cast<double>(kMaxPipelineSolverSteps),
+              fmt::format("pipeline problem option set {}", s), "time",
+              fmt::format("{} s ({:g} time units of {} s)", format_number(o.time.value()),
+                          o.time.value() / unit, format_number(unit)),
+              fmt::format("at most {} time units", kMaxPipelineSolverSteps));
+    }
+  }
   return Solver(problem, options).run();
 }
 

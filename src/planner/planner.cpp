@@ -52,15 +52,16 @@ int set_index(int stage, Direction d) {
   return 2 * stage + (d == Direction::kBackward ? 1 : 0);
 }
 
-// Work after the pipeline drains, the same for every method: the data-parallel gradient
-// reduction (and across CP ranks), at the maximum clock.
-struct Tail {
-  Seconds time;
-  Joules dynamic_energy;  // whole job
+// Work outside the instructions, the same for every method and at the maximum clock, as
+// `kareus simulate` runs it: the gradient reduction after the pipeline drains (data and context
+// parallel), and one P2P transfer per DAG edge between stages.
+struct FixedWork {
+  Seconds time;           // gradient tail: after the pipeline; transfers: each one
+  Joules dynamic_energy;  // whole job, every occurrence
 };
 
-Tail gradient_tail(const workload::Workload& w, const emulator::Emulator& emu) {
-  Tail t;
+FixedWork gradient_tail(const workload::Workload& w, const emulator::Emulator& emu) {
+  FixedWork t;
   if (w.parallelism.dp == 1 && w.parallelism.cp == 1) return t;
   const double replicas = static_cast<double>(w.gpus_per_stage()) * w.parallelism.dp;
   for (int s = 0; s < w.parallelism.pp; ++s) {
@@ -70,6 +71,16 @@ Tail gradient_tail(const workload::Workload& w, const emulator::Emulator& emu) {
     t.dynamic_energy += r.dynamic_energy * replicas;
   }
   return t;
+}
+
+FixedWork pipeline_transfers(const workload::Workload& w, const emulator::Emulator& emu) {
+  const auto& p = w.parallelism;
+  if (p.pp == 1) return {};
+  const auto r = emu.run_kernel(workload::pipeline_transfer(w),
+                                emulator::ClockPolicy::locked_at(w.gpu.clock_max));
+  const double replicas = static_cast<double>(w.gpus_per_stage()) * p.dp;
+  // Every microbatch crosses each stage boundary twice (activation, then its gradient).
+  return {r.time, r.dynamic_energy * (2.0 * p.microbatches * (p.pp - 1) * replicas)};
 }
 
 KeyFrontiers search_keys(const workload::Workload& w, search::Strategy strategy,
@@ -116,7 +127,8 @@ double sweep_gpu_hours(const workload::Workload& w, const emulator::Emulator& em
 }
 
 MethodResult run_method(const workload::Workload& w, const emulator::Emulator& emu, Method method,
-                        const PlanOptions& options, const Tail& tail) {
+                        const PlanOptions& options, const FixedWork& tail,
+                        const FixedWork& transfers) {
   MethodResult result;
   result.method = method;
   const auto clocks = w.gpu.search_clocks();
@@ -168,6 +180,7 @@ MethodResult run_method(const workload::Workload& w, const emulator::Emulator& e
   auto& prob = result.problem;
   prob.dag = workload::build_1f1b(p.pp, p.microbatches);
   prob.p_blocking = w.gpu.static_power;
+  prob.transfer = transfers.time;
   for (const auto& set : result.option_sets) {
     std::vector<frontier::ExecutionOption> opts;
     for (const auto& o : set)
@@ -188,7 +201,8 @@ MethodResult run_method(const workload::Workload& w, const emulator::Emulator& e
     ip.time = pt.time + tail.time;
     // The solver's energy covers one GPU per stage; static power burns on every GPU.
     const Joules stage_static = w.gpu.static_power * pt.time * static_cast<double>(p.pp);
-    ip.dynamic_energy = (pt.energy - stage_static) * replicas + tail.dynamic_energy;
+    ip.dynamic_energy =
+        (pt.energy - stage_static) * replicas + tail.dynamic_energy + transfers.dynamic_energy;
     ip.energy = ip.dynamic_energy + w.gpu.static_power * ip.time * gpus;
     result.frontier.push_back(ip);
   }
@@ -225,11 +239,12 @@ const IterationPoint* fastest_within(const MethodResult& m, Joules budget) {
 PlanResult plan(const workload::Workload& w, const PlanOptions& options) {
   if (options.methods.empty()) throw Error("no planning method given");
   const emulator::Emulator emu(w.gpu);
-  const Tail tail = gradient_tail(w, emu);
+  const FixedWork tail = gradient_tail(w, emu);
+  const FixedWork transfers = pipeline_transfers(w, emu);
   PlanResult result{w, {}, {}};
   for (Method m : options.methods) {
     if (options.on_progress) options.on_progress(fmt::format("planning {}", to_string(m)));
-    result.methods.emplace(m, run_method(w, emu, m, options, tail));
+    result.methods.emplace(m, run_method(w, emu, m, options, tail, transfers));
   }
   const auto find = [&](Method m) -> const MethodResult* {
     auto it = result.methods.find(m);

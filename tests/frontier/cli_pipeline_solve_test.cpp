@@ -107,5 +107,40 @@ TEST(PipelineSolveCli, RejectsBadProfilesNamingFileLineAndColumn) {
   EXPECT_EQ(run("--profile " + ok + " --microbatches 2 --p-blocking 1 --json").exit_code, 0);
 }
 
+// Each min-cut step shortens the iteration by one time unit, so the step count is bounded up front
+// (kMaxPipelineSolverSteps) instead of running for hours on an absurd unit or profile.
+TEST(PipelineSolveCli, RefusesMoreStepsThanTheBoundInsteadOfRunning) {
+  const std::string header = "stage,instruction,frequency,time,energy\n";
+  const auto huge = write_profile(
+      "k_huge.csv", header + "0,forward,1000,1e308,10\n" + "0,backward,1000,0.2,20\n");
+  expect_rejected("--profile " + huge + " --microbatches 1 --p-blocking 70",
+                  {"k_huge.csv", "time = 1e+308 s", "at most 1000000 time units"});
+  expect_rejected(
+      "--profile '" + kProfile + "' --microbatches 8 --p-blocking 70 --unit-time-ms 1e-9",
+      {"gpt3-175b+a40_bf16.csv", "at most 1000000 time units"});
+  // 100,000 microbatches of about 0.4 s: 4e7 units of 1 ms.
+  expect_rejected("--profile '" + kProfile + "' --microbatches 100000 --p-blocking 70",
+                  {"gpt3-175b+a40_bf16.csv", "least-energy iteration time", "coarser time unit"});
+}
+
+// Every path from the first forward to the last backward crosses the 7 stage boundaries down and
+// back up, so 5 ms transfers lengthen the fastest iteration by at least 14 x 5 ms; none is the
+// default (Perseus's convention).
+TEST(PipelineSolveCli, TransfersLengthenEveryPathBetweenStages) {
+  const auto fastest = [](const std::string& extra) {
+    const auto r =
+        run("--profile '" + kProfile + "' --microbatches 4 --p-blocking 70.38 --json " + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const auto document = JsonDocument::parse(r.out, "stdout");
+    const auto frontier = document.root().at("frontier");
+    return frontier.at(frontier.size() - 1).number("time_s");
+  };
+  const double without = fastest("");
+  EXPECT_DOUBLE_EQ(fastest("--transfer-ms 0"), without);
+  EXPECT_GE(fastest("--transfer-ms 5"), without + 14 * 0.005 - 1e-9);
+  expect_rejected("--profile '" + kProfile + "' --microbatches 4 --p-blocking 70 --transfer-ms -1",
+                  {"--transfer-ms = -1", ">= 0"});
+}
+
 }  // namespace
 }  // namespace kareus

@@ -83,5 +83,20 @@ TEST(MinCutSolver, ReportsBoundsNoFlowMeets) {
   EXPECT_FALSE(solver.min_cut(3, edges, 0, 2).has_value());
 }
 
+// The critical network of 100,000 microbatches is a path of this order: augmenting along it must
+// not recurse once per node. Capacities 1..7 repeating: the minimum cut is one capacity-1 edge.
+TEST(MinCutSolver, CutsAMillionEdgeChainWithoutRecursion) {
+  const int n = 1'000'000;
+  std::vector<BoundedEdge> edges;
+  for (int v = 0; v + 1 < n; ++v) edges.push_back({v, v + 1, 0, 1 + (v + 3) % 7});
+  MinCutSolver solver;
+  const auto side = solver.min_cut(n, edges, 0, n - 1);
+  ASSERT_TRUE(side.has_value());
+  EXPECT_EQ(cut_value(edges, *side), 1);
+  // The first capacity-1 edge is 4 -> 5: everything after it is cut off from the source.
+  EXPECT_TRUE((*side)[4]);
+  EXPECT_FALSE((*side)[5]);
+}
+
 }  // namespace
 }  // namespace kareus::frontier

@@ -9,52 +9,13 @@
 
 #include "kareus/core/error.hpp"
 #include "kareus/core/rng.hpp"
+#include "problems.hpp"
 
 namespace kareus::frontier {
 namespace {
 
 using workload::build_1f1b;
-
-// Independent of the solver's code: longest path by relaxing every edge until nothing changes.
-PlanCost evaluate_independently(const PipelineProblem& p, const std::vector<int>& plan) {
-  const std::size_t n = p.dag.nodes.size();
-  std::vector<double> duration(n), finish(n);
-  double busy = 0, energy = 0;
-  for (std::size_t v = 0; v < n; ++v) {
-    const auto& o = p.option_sets[p.option_set_of[v]][plan[v]];
-    duration[v] = o.time.value();
-    finish[v] = duration[v];
-    busy += duration[v];
-    energy += o.energy.value();
-  }
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const auto& [from, to] : p.dag.edges) {
-      if (finish[from] + duration[to] > finish[to]) {
-        finish[to] = finish[from] + duration[to];
-        changed = true;
-      }
-    }
-  }
-  const double time = *std::max_element(finish.begin(), finish.end());
-  return {Seconds(time), Joules(energy + p.p_blocking.value() * (p.dag.stages * time - busy))};
-}
-
-// Pareto set of every assignment of options to instructions.
-ParetoSet brute_force(const PipelineProblem& p) {
-  const std::size_t n = p.dag.nodes.size();
-  std::vector<int> plan(n, 0);
-  std::vector<ParetoPoint> points;
-  while (true) {
-    const auto cost = evaluate_independently(p, plan);
-    points.push_back({cost.time, cost.energy});
-    std::size_t v = 0;
-    while (v < n && ++plan[v] == static_cast<int>(p.option_sets[p.option_set_of[v]].size()))
-      plan[v++] = 0;
-    if (v == n) break;
-  }
-  return ParetoSet::from_points(std::move(points));
-}
+using namespace test;
 
 double hypervolume(const ParetoSet& set, double ref_time, double ref_energy) {
   double volume = 0, previous_energy = ref_energy;
@@ -66,46 +27,6 @@ double hypervolume(const ParetoSet& set, double ref_time, double ref_energy) {
   return volume;
 }
 
-// One option set per (stage, direction), or per instruction when `per_node`.
-PipelineProblem make_problem(int stages, int microbatches, bool per_node, double p_blocking,
-                             const std::function<std::vector<ExecutionOption>()>& make_options) {
-  PipelineProblem p;
-  p.dag = build_1f1b(stages, microbatches);
-  p.p_blocking = Watts(p_blocking);
-  for (std::size_t v = 0; v < p.dag.nodes.size(); ++v) {
-    const auto& ins = p.dag.nodes[v];
-    const int shared = 2 * ins.stage + (ins.direction == workload::Direction::kBackward ? 1 : 0);
-    if (per_node || static_cast<int>(p.option_sets.size()) <= shared) {
-      p.option_sets.push_back(make_options());
-      p.option_set_of.push_back(static_cast<int>(p.option_sets.size()) - 1);
-    } else {
-      p.option_set_of.push_back(shared);
-    }
-  }
-  return p;
-}
-
-// Effective energy convex in time with an option at every whole unit between the fastest and the
-// slowest: the case where unit-step Phillips-Dessouky is exact. Integers keep the sums exact.
-std::vector<ExecutionOption> convex_unit_options(Rng& rng, double p_blocking, int max_count) {
-  const int count = static_cast<int>(rng.integer(1, max_count));
-  const int fastest = static_cast<int>(rng.integer(1, 6));
-  std::vector<int> slopes;
-  while (static_cast<int>(slopes.size()) + 1 < count) {
-    const int s = static_cast<int>(rng.integer(1, 30));
-    if (std::find(slopes.begin(), slopes.end(), s) == slopes.end()) slopes.push_back(s);
-  }
-  std::sort(slopes.rbegin(), slopes.rend());
-  double cost = static_cast<double>(rng.integer(5, 40));
-  std::vector<ExecutionOption> options;
-  for (int i = 0; i < count; ++i) {
-    const double time = fastest + i;
-    options.push_back({Seconds(time), Joules(cost + p_blocking * time)});
-    if (i + 1 < count) cost -= slopes[i];
-  }
-  return options;
-}
-
 // Measured-like options: random times and energies, some dominated, hull with gaps.
 std::vector<ExecutionOption> random_options(Rng& rng, int max_count) {
   const int count = static_cast<int>(rng.integer(2, max_count));
@@ -113,11 +34,6 @@ std::vector<ExecutionOption> random_options(Rng& rng, int max_count) {
   for (int i = 0; i < count; ++i)
     options.push_back({Seconds(rng.uniform(1.0, 8.0)), Joules(rng.uniform(10.0, 60.0))});
   return options;
-}
-
-// Brute force enumerates options^instructions plans: keep that below about 3e5.
-int max_options(int stages, int microbatches) {
-  return std::clamp(static_cast<int>(std::pow(3e5, 1.0 / (2 * stages * microbatches))), 2, 4);
 }
 
 void expect_points_are_real_plans(const PipelineProblem& p, const PipelineSolverResult& r) {
@@ -138,8 +54,10 @@ TEST(PipelineSolver, ConvexUnitSpacedOptionsGiveTheBruteForceFrontier) {
     const int microbatches = static_cast<int>(rng.integer(1, 3));
     const int count = max_options(stages, microbatches);
     const double p_blocking = static_cast<double>(rng.integer(0, 3));
-    const auto p = make_problem(stages, microbatches, trial % 2 == 1, p_blocking,
-                                [&] { return convex_unit_options(rng, p_blocking, count); });
+    auto p = make_problem(stages, microbatches, trial % 2 == 1, p_blocking,
+                          [&] { return convex_unit_options(rng, p_blocking, count); });
+    // Whole-unit transfers between stages keep the case exact.
+    p.transfer = Seconds(static_cast<double>(rng.integer(0, 2)));
     const auto result = solve_pipeline(p, {Seconds(1.0)});
     const auto expected = brute_force(p);
     expect_points_are_real_plans(p, result);
@@ -149,22 +67,6 @@ TEST(PipelineSolver, ConvexUnitSpacedOptionsGiveTheBruteForceFrontier) {
       EXPECT_DOUBLE_EQ(result.frontier[i].energy.value(), expected[i].energy.value());
     }
   }
-}
-
-// DVFS-like options: slowing the clock stretches time in irregular steps and saves dynamic energy,
-// with +-5 % measurement noise, so the options are neither convex nor unit-spaced.
-std::vector<ExecutionOption> dvfs_like_options(Rng& rng, int max_count) {
-  const int count = static_cast<int>(rng.integer(2, max_count));
-  const double base = rng.uniform(1.0, 3.0);
-  double slowdown = 1.0;
-  std::vector<ExecutionOption> options;
-  for (int i = 0; i < count; ++i) {
-    const double noise = rng.uniform(0.95, 1.05);
-    options.push_back(
-        {Seconds(base * slowdown), Joules(base * (20.0 + 30.0 / (slowdown * slowdown)) * noise)});
-    slowdown += rng.uniform(0.05, 0.2);
-  }
-  return options;
 }
 
 struct GapStats {
@@ -290,7 +192,8 @@ TEST(PipelineSolver, StartsFromTheLeastEnergyPlanAndEndsAtTheFastest) {
   std::vector<int> fastest(p.dag.nodes.size(), 0);
   EXPECT_NEAR(result.frontier.fastest().time.value(), evaluate_plan(p, fastest).time.value(), 1e-3);
   EXPECT_GT(result.frontier.size(), 10u);
-  EXPECT_EQ(result.changes.size(), static_cast<std::size_t>(result.summary.steps) + 2);
+  EXPECT_EQ(result.changes.size(),
+            static_cast<std::size_t>(result.summary.steps) + 2 + result.summary.fast_end_plans);
   EXPECT_FALSE(result.summary.to_string().empty());
 }
 

@@ -38,10 +38,10 @@ class MinCutSolver {
   int add_edge(int from, int to, std::int64_t capacity);
   std::int64_t max_flow(int source, int sink);
   bool build_levels(int source, int sink);
-  std::int64_t push(int node, int sink, std::int64_t limit);
+  std::int64_t blocking_flow(int source, int sink);
 
   // Edge e and its reverse e ^ 1; residual capacity in cap_.
-  std::vector<int> head_, next_, to_, level_, cursor_, queue_;
+  std::vector<int> head_, next_, to_, level_, cursor_, queue_, path_;
   std::vector<std::int64_t> cap_;
 };
 

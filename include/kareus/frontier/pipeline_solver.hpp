@@ -1,5 +1,6 @@
 // Iteration time-energy frontier of a pipeline DAG, Perseus style: every instruction runs one of
-// its measured options (a clock); iteration time is the longest path; iteration energy is
+// its measured options (a clock); iteration time is the longest path (with a fixed transfer delay
+// on every edge between stages, when the problem has one); iteration energy is
 //   sum of the instructions' energy + P_blocking x (stages x time - sum of the instructions' time),
 // since a GPU that idles or blocks on P2P still draws P_blocking.
 //
@@ -17,6 +18,11 @@
 //  - When every option lies on its instruction's hull and its time is a multiple of the unit, the
 //    frontier equals the brute-force Pareto set over all option assignments. Otherwise (non-convex
 //    measured options) it is a heuristic; tests/frontier bound its hypervolume gap to brute force.
+//  - Rounding up to whole units leaves a gap between the fastest step and the fastest plan (every
+//    instruction at its fastest option). There, at each unit from the fastest time, the plan is
+//    the LP relaxation of "least energy within the deadline" (DeadlineModel) rounded down to
+//    measured options and slowed where slack allows, so the fastest point is not the wasteful
+//    all-fastest plan; tests/frontier/fast_end_test.cpp checks it against brute force and the MILP.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +46,18 @@ struct PipelineProblem {
   std::vector<std::vector<ExecutionOption>> option_sets;
   std::vector<int> option_set_of;  // per DAG node, an index into option_sets
   Watts p_blocking{0.0};           // per GPU; one GPU per stage
+  // Delay on every DAG edge between stages: the P2P transfer of an activation or its gradient,
+  // which no clock changes. Zero is Perseus's convention (its profiles carry no transfer times).
+  Seconds transfer{0.0};
 };
+
+// Bounded work: the steps run from the least-energy plan's iteration time down, one time unit
+// each, so the solver refuses (kareus::Error) a problem whose least-energy iteration, or any one
+// option, is longer than this many time units.
+inline constexpr std::int64_t kMaxPipelineSolverSteps = 1'000'000;
+
+// At most this many LP solves refine the frontier below the fastest min-cut step (see .cpp).
+inline constexpr int kFastEndDeadlines = 64;
 
 struct PipelineSolverOptions {
   Seconds unit_time = milliseconds(1);
@@ -58,9 +75,11 @@ struct PipelineSolverSummary {
   int steps = 0;           // min-cut steps taken
   int min_cuts = 0;        // max-flow solves: a step whose network did not change reuses the cut
   int fallback_steps = 0;  // steps where lengthening off-critical work was undone (see .cpp)
+  int fast_end_plans = 0;  // plans from the LP relaxation between the fastest step and plan
   double mean_critical_nodes = 0.0;
   std::int64_t planned_slowest_units = 0;  // longest path in time units at the start
   std::int64_t planned_fastest_units = 0;  // ... when no critical path could be shortened
+  double fast_end_seconds = 0.0;           // of solve_seconds, in the fast-end LP plans
   double solve_seconds = 0.0;
   std::string to_string() const;
 };
@@ -72,8 +91,9 @@ struct OptionChange {
 
 struct PipelineSolverResult {
   // Real (time, energy) of the plans, Pareto-pruned; a point's `first` is its plan's index. Plan 0
-  // is the start, plan k the k-th min-cut step, and the last plan runs every instruction at its
-  // fastest option (quantisation can hide it from the steps), each slowed where slack allows.
+  // is the start, plan k the k-th min-cut step, plan steps + 1 runs every instruction at its
+  // fastest option (quantisation can hide it from the steps), each slowed where slack allows, and
+  // the fast_end_plans plans after it are the fast-end LP plans, fastest deadline first.
   ParetoSet frontier;
   std::vector<int> initial_assignment;             // plan 0: per node, an index into its option set
   std::vector<std::vector<OptionChange>> changes;  // changes[k]: from plan k - 1 to plan k
@@ -86,7 +106,8 @@ struct PipelineSolverResult {
 };
 
 // Throws kareus::Error on an inconsistent problem (option set sizes, non-positive times, a cyclic
-// DAG, negative blocking power) or a non-positive unit time.
+// DAG, negative blocking power), a non-positive unit time or more than kMaxPipelineSolverSteps
+// time units (see there).
 PipelineSolverResult solve_pipeline(const PipelineProblem& problem,
                                     const PipelineSolverOptions& options = {});
 

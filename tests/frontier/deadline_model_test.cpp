@@ -1,0 +1,80 @@
+#include "kareus/frontier/deadline_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include "problems.hpp"
+
+namespace kareus::frontier {
+namespace {
+
+using namespace test;
+
+// The least energy of any plan that finishes within `deadline`, by enumeration.
+double least_energy_within(const ParetoSet& all_plans, double deadline) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& p : all_plans)
+    if (p.time.value() <= deadline) best = std::min(best, p.energy.value());
+  return best;
+}
+
+// The MILP is the reference optimum of the benchmarks: check it against enumerating every plan,
+// at the fastest time (where slack is scarcest) and at deadlines across the frontier, on DAGs
+// whose microbatches differ (per-instruction options), so that many paths are near-critical.
+TEST(DeadlineModel, MilpOptimumIsTheBruteForceLeastEnergyWithinTheDeadline) {
+  Rng rng(31);
+  for (int trial = 0; trial < 40; ++trial) {
+    const int stages = static_cast<int>(rng.integer(1, 3));
+    const int microbatches = static_cast<int>(rng.integer(1, 3));
+    const int count = max_options(stages, microbatches);
+    auto p = make_problem(stages, microbatches, trial % 3 != 0, rng.uniform(0.0, 5.0),
+                          [&] { return dvfs_like_options(rng, count); });
+    if (trial % 2 == 1) p.transfer = Seconds(rng.uniform(0.0, 0.5));
+    const auto all_plans = brute_force(p);
+    DeadlineModel model(p, false);
+    const double fastest = all_plans.fastest().time.value();
+    const double slowest = all_plans.min_energy().time.value();
+    for (double f : {0.0, 0.1, 0.4, 1.0}) {
+      const double deadline = fastest + f * (slowest - fastest);
+      model.set_deadline(Seconds(deadline * (1 + 1e-12)));
+      const auto optimum = model.optimum(60.0);
+      ASSERT_TRUE(optimum.has_value()) << "trial " << trial << " deadline " << deadline;
+      EXPECT_TRUE(optimum->proven);
+      const auto cost = evaluate_independently(p, optimum->assignment);
+      const double want = least_energy_within(all_plans, deadline * (1 + 1e-12));
+      EXPECT_LE(cost.time.value(), deadline * (1 + 1e-9)) << "trial " << trial;
+      EXPECT_NEAR(cost.energy.value(), want, 1e-6 * std::fabs(want)) << "trial " << trial;
+      EXPECT_NEAR(optimum->lower_bound.value(), want, 1e-6 * std::fabs(want)) << "trial " << trial;
+    }
+    model.set_deadline(Seconds(fastest * 0.99));
+    EXPECT_FALSE(model.optimum(60.0).has_value());
+    EXPECT_FALSE(model.relaxed_durations().has_value());
+  }
+}
+
+// The LP relaxation convexifies each instruction's options: its durations lie between the fastest
+// and the slowest option and meet the deadline along every path.
+TEST(DeadlineModel, RelaxedDurationsMeetTheDeadlineOnEveryPath) {
+  Rng rng(32);
+  for (int trial = 0; trial < 20; ++trial) {
+    const auto p = make_problem(3, 4, true, 3.0, [&] { return dvfs_like_options(rng, 8); });
+    const auto all_fastest = std::vector<int>(p.dag.nodes.size(), 0);  // dvfs-like: fastest first
+    const double deadline = evaluate_plan(p, all_fastest).time.value() * 1.05;
+    DeadlineModel model(p, true);
+    model.set_deadline(Seconds(deadline));
+    const auto durations = model.relaxed_durations();
+    ASSERT_TRUE(durations.has_value());
+    std::vector<double> finish(p.dag.nodes.size(), 0.0);
+    for (int v : p.dag.topological_order()) {
+      for (const auto& [from, to] : p.dag.edges)
+        if (to == v) finish[v] = std::max(finish[v], finish[from]);
+      finish[v] += (*durations)[v];
+      EXPECT_LE(finish[v], deadline * (1 + 1e-7));
+      const auto& set = p.option_sets[p.option_set_of[v]];
+      EXPECT_GE((*durations)[v], set.front().time.value() * (1 - 1e-7));
+      EXPECT_LE((*durations)[v], set.back().time.value() * (1 + 1e-7));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kareus::frontier
