@@ -39,6 +39,10 @@ int main(int argc, char** argv) {
   } catch (const kareus::Error& e) {
     std::fprintf(stderr, "kareusd: %s\n", e.what());
     return 2;
+  } catch (const std::exception& e) {
+    // Caught so that the stack unwinds: the Daemon destructor resets every GPU still locked.
+    std::fprintf(stderr, "kareusd: internal error: %s\n", e.what());
+    return 3;
   }
   return 0;
 }

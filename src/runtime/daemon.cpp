@@ -184,7 +184,16 @@ Json Daemon::handle(int client, const std::string& line) {
     request.at("op").fail("expected register, set_sm_clock, reset_sm_clock or read_energy");
   } catch (const Error& e) {
     return failure(e.what());
+  } catch (const std::exception& e) {
+    // Whatever one request line does, the daemon keeps serving and keeping its GPUs' state.
+    return failure(fmt::format("request: cannot be handled: {}", e.what()));
   }
+}
+
+std::string Daemon::reply_line(const Json& reply) {
+  // Error messages quote request values, cut to 60 bytes, possibly inside a UTF-8 sequence: a
+  // strict dump would throw on them.
+  return reply.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 void Daemon::disconnect(int client) {
@@ -234,7 +243,7 @@ void Daemon::run() {
       bool open = n > 0;
       if (open) buffer.append(chunk, static_cast<std::size_t>(n));
       for (std::size_t nl; open && (nl = buffer.find('\n')) != std::string::npos;) {
-        const std::string reply = handle(client, buffer.substr(0, nl)).dump() + "\n";
+        const std::string reply = reply_line(handle(client, buffer.substr(0, nl)));
         buffer.erase(0, nl + 1);
         open = send_all(client, reply);
       }

@@ -10,12 +10,14 @@
 #include "fake_nvml/fake_nvml_fixture.hpp"
 #include "kareus/runtime/daemon_client.hpp"
 #include "kareus/runtime/frequency_controller.hpp"
+#include "raw_client.hpp"
 
 namespace kareus::runtime {
 namespace {
 
 using kareus::testing::ChildProcess;
 using kareus::testing::FakeNvml;
+using kareus::testing::RawClient;
 using Lines = std::vector<std::string>;
 
 const Lines kLockedThenReset = {"nvmlDeviceSetGpuLockedClocks 0 1200 1200",
@@ -87,6 +89,41 @@ TEST_F(DaemonRequests, RejectsWhatTheClientMayNotDo) {
   EXPECT_TRUE(fake_.log().empty());
 }
 
+// Lines an attacker or a broken client may send; each must get an error reply.
+const Lines kMalformed = {
+    R"({"op": "read_energy", "gpu": 1e400})",
+    "{\"op\": \"read_energy\", \"gpu\": \"\xff\xfe\"}",
+    "{\"op\": \"" + std::string(30, '\0') + "\"}",
+    R"({"op": ")" + std::string(40, 'x') +
+        "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\"}",
+    std::string(60000, '['),
+    R"({"op": 5})",
+    R"([1, 2])",
+    R"("register")",
+    R"({"op": "register", "gpus": {"0": 1}})",
+    R"({"op": "register", "gpus": [0.5]})",
+    R"({"op": "register", "gpus": [-1]})",
+    R"({"op": "register", "gpus": [1e300]})",
+    R"({"op": "register", "gpus": [18446744073709551616]})",
+    R"({"op": "read_energy", "gpu": 4294967296})",
+    R"({"op": "read_energy"})",
+    "",
+};
+
+TEST_F(DaemonRequests, AnswersEveryMalformedLineWithAnError) {
+  for (const std::string& line : kMalformed) {
+    const Json reply = Json::parse(Daemon::reply_line(daemon_.handle(1, line)));
+    EXPECT_FALSE(reply.at("ok").get<bool>()) << line.substr(0, 80);
+    EXPECT_EQ(reply.at("error").get<std::string>().rfind("request: ", 0), 0u) << reply.dump();
+  }
+  EXPECT_EQ(error(1, R"({"op": "read_energy", "gpu": 1e400})"),
+            "request: malformed JSON: number overflow parsing '1e400' (numbers must fit in a "
+            "double)");
+  EXPECT_EQ(error(1, std::string(100000, '[')),
+            "request: malformed JSON at byte 257: nested deeper than 256 levels");
+  EXPECT_TRUE(fake_.log().empty());
+}
+
 TEST_F(DaemonRequests, DisconnectResetsOnlyTheClientsLockedGpus) {
   daemon_.handle(1, R"({"op": "register", "gpus": [0]})");
   daemon_.handle(2, R"({"op": "register", "gpus": [1]})");
@@ -127,6 +164,23 @@ TEST_F(DaemonProcess, ResetsTheGpuOfAClientKilledWithSigkill) {
   client->wait();
   EXPECT_EQ(wait_for_log(fake_, 2), kLockedThenReset);
   EXPECT_EQ(state_of(fake_).at("locked_gpus"), Json::array());
+}
+
+TEST_F(DaemonProcess, SurvivesMalformedLinesAndStillResetsTheGpusItLocked) {
+  auto daemon = start_daemon();
+  auto client = start_client();
+  RawClient attacker(socket_);
+  for (const std::string& line : kMalformed) {
+    const auto refused = attacker.request(line);
+    ASSERT_TRUE(refused) << "no reply to " << line.substr(0, 80);
+    EXPECT_FALSE(Json::parse(*refused).at("ok").get<bool>()) << *refused;
+  }
+  client->signal(SIGKILL);
+  client->wait();
+  EXPECT_EQ(wait_for_log(fake_, 2), kLockedThenReset);
+  const auto reply = attacker.request(R"({"op": "register", "gpus": [0]})");
+  ASSERT_TRUE(reply);
+  EXPECT_TRUE(Json::parse(*reply).at("ok").get<bool>()) << *reply;
 }
 
 TEST_F(DaemonProcess, ARestartedDaemonResetsWhatAKilledOneLeftLocked) {

@@ -35,8 +35,11 @@ class Daemon {
 
   // Serves clients until SIGINT or SIGTERM.
   void run();
-  // One request line of client `client` -> one response document (exposed for tests).
+  // One request line of client `client` -> one response document (exposed for tests). Never
+  // throws: any failure is an {"ok": false, "error": ...} reply.
   Json handle(int client, const std::string& line);
+  // The response as one line of valid UTF-8 JSON, whatever bytes the error message quotes.
+  static std::string reply_line(const Json& reply);
   // Releases the client's GPUs, resetting the locked ones.
   void disconnect(int client);
 
