@@ -1,8 +1,9 @@
 // A process the runtime tests start and then signal or kill, so that they can check what happens
 // to the clocks it held. Prints "ready" once its clock is applied.
-//   runtime_child controller <schedule> <stage> signal|exit|chained
+//   runtime_child controller <schedule> <stage> signal|exit|chained|nohup
 //   runtime_child client <kareusd socket> <gpu> <clock MHz>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -28,6 +29,7 @@ void ready() {
 int run_controller(const std::string& schedule_path, int stage, const std::string& mode) {
   using namespace kareus::runtime;
   if (mode == "chained") std::signal(SIGINT, [](int) { interrupted = 1; });
+  if (mode == "nohup") std::signal(SIGHUP, SIG_IGN);
   auto nvml = std::make_shared<const kareus::nvml::Nvml>();
   const Schedule schedule = load_schedule(schedule_path);
   auto* controller =
@@ -62,6 +64,9 @@ int run_client(const std::string& socket, unsigned gpu, double clock) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The tests end children with SIGQUIT too: no core files in the build tree.
+  const rlimit no_core = {0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
   try {
     const std::string role = argc > 1 ? argv[1] : "";
     if (role == "controller" && argc == 5) {
@@ -75,7 +80,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::fprintf(stderr,
-               "usage: runtime_child controller <schedule> <stage> signal|exit|chained\n"
+               "usage: runtime_child controller <schedule> <stage> signal|exit|chained|nohup\n"
                "       runtime_child client <socket> <gpu> <clock_mhz>\n");
   return 2;
 }
