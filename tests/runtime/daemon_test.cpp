@@ -2,44 +2,22 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <fstream>
-#include <thread>
-
-#include "child_process.hpp"
-#include "fake_nvml/fake_nvml_fixture.hpp"
+#include "daemon_process.hpp"
 #include "kareus/runtime/daemon_client.hpp"
 #include "kareus/runtime/frequency_controller.hpp"
-#include "raw_client.hpp"
 
 namespace kareus::runtime {
 namespace {
 
-using kareus::testing::ChildProcess;
-using kareus::testing::FakeNvml;
-using kareus::testing::RawClient;
-using Lines = std::vector<std::string>;
-
-const Lines kLockedThenReset = {"nvmlDeviceSetGpuLockedClocks 0 1200 1200",
-                                "nvmlDeviceResetGpuLockedClocks 0"};
-
-// Waits for another process to write the expected log (the daemon reacts asynchronously).
-Lines wait_for_log(const FakeNvml& fake, std::size_t lines) {
-  for (int i = 0; i < 1000 && fake.log().size() < lines; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return fake.log();
-}
-
-Json state_of(const FakeNvml& fake) {
-  std::ifstream in(fake.dir() / "state.json");
-  return Json::parse(in);
-}
+using namespace kareus::testing;  // the daemon fixture and helpers (daemon_process.hpp)
 
 class DaemonRequests : public ::testing::Test {
  protected:
   DaemonOptions options() const {
-    return {fake_.dir() / "kareusd.sock", fake_.dir() / "state.json", 0600};
+    DaemonOptions o;
+    o.socket_path = fake_.dir() / "kareusd.sock";
+    o.state_file = fake_.dir() / "state.json";
+    return o;
   }
   std::string error(int client, const std::string& line) {
     const Json reply = daemon_.handle(client, line);
@@ -134,27 +112,6 @@ TEST_F(DaemonRequests, DisconnectResetsOnlyTheClientsLockedGpus) {
   // GPU 0 is free again for another client.
   EXPECT_TRUE(daemon_.handle(3, R"({"op": "register", "gpus": [0]})").at("ok").get<bool>());
 }
-
-// kareusd as its own process, as in production.
-class DaemonProcess : public ::testing::Test {
- protected:
-  std::unique_ptr<ChildProcess> start_daemon() {
-    auto d = std::make_unique<ChildProcess>(
-        std::vector<std::string>{KAREUSD_PATH, "--socket", socket_.string(), "--state-file",
-                                 (fake_.dir() / "state.json").string()});
-    EXPECT_EQ(d->read_line(), "kareusd: listening on " + socket_.string());
-    return d;
-  }
-  std::unique_ptr<ChildProcess> start_client() {
-    auto c = std::make_unique<ChildProcess>(std::vector<std::string>{
-        KAREUS_RUNTIME_CHILD_PATH, "client", socket_.string(), "0", "1200"});
-    EXPECT_EQ(c->read_line(), "ready");
-    return c;
-  }
-
-  FakeNvml fake_;
-  std::filesystem::path socket_ = fake_.dir() / "kareusd.sock";
-};
 
 TEST_F(DaemonProcess, ResetsTheGpuOfAClientKilledWithSigkill) {
   auto daemon = start_daemon();
