@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "daemon_process.hpp"
 #include "kareus/runtime/daemon_client.hpp"
 #include "kareus/runtime/frequency_controller.hpp"
@@ -152,15 +154,19 @@ TEST_F(DaemonProcess, ARestartedDaemonResetsWhatAKilledOneLeftLocked) {
   EXPECT_EQ(state_of(fake_).at("locked_gpus"), Json::array());
 }
 
-TEST_F(DaemonProcess, SigtermResetsLockedGpusAndExitsCleanly) {
-  auto daemon = start_daemon();
-  auto client = start_client();
-  daemon->signal(SIGTERM);
-  const int status = daemon->wait();
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
-  EXPECT_EQ(fake_.log(), kLockedThenReset);
-  EXPECT_FALSE(std::filesystem::exists(socket_));
+TEST_F(DaemonProcess, TerminatingSignalsResetLockedGpusAndExitCleanly) {
+  for (int signo : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) {
+    SCOPED_TRACE(strsignal(signo));
+    std::filesystem::remove(fake_.log_path());
+    auto daemon = start_daemon();
+    auto client = start_client();
+    daemon->signal(signo);
+    const int status = daemon->wait();
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+    EXPECT_EQ(fake_.log(), kLockedThenReset);
+    EXPECT_FALSE(std::filesystem::exists(socket_));
+  }
 }
 
 TEST_F(DaemonProcess, ControllerThroughTheDaemonRestoresOnDestruction) {
