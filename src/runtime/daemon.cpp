@@ -31,18 +31,27 @@ std::filesystem::path default_daemon_socket() {
 
 Daemon::Daemon(std::shared_ptr<const nvml::Nvml> nvml, DaemonOptions options)
     : nvml_(std::move(nvml)), options_(std::move(options)), device_count_(nvml_->device_count()) {
-  reset_left_over_gpus();
-  // A daemon that cannot record its locks would have to refuse every one: say so at start.
-  write_daemon_state(options_.state_file, locked_);
+  // The socket first: it refuses when another kareusd serves there, which must keep its clocks
+  // and its state file. Clients wait in the backlog until run().
   listen_fd_ = listen_unix(options_.socket_path, options_.group);
+  try {
+    reset_left_over_gpus();
+    // A daemon that cannot record its locks would have to refuse every one: say so at start.
+    write_daemon_state(options_.state_file, locked_);
+  } catch (...) {
+    stop_listening();
+    throw;
+  }
 }
 
 Daemon::~Daemon() {
   for (unsigned gpu : std::set<unsigned>(locked_)) reset(gpu);
-  if (listen_fd_ >= 0) {
-    close(listen_fd_);
-    if (names_a_socket(options_.socket_path)) unlink(options_.socket_path.c_str());
-  }
+  stop_listening();
+}
+
+void Daemon::stop_listening() {
+  close(listen_fd_);
+  if (names_a_socket(options_.socket_path)) unlink(options_.socket_path.c_str());
 }
 
 void Daemon::reset_left_over_gpus() {

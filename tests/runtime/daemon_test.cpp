@@ -154,6 +154,20 @@ TEST_F(DaemonProcess, ARestartedDaemonResetsWhatAKilledOneLeftLocked) {
   EXPECT_EQ(state_of(fake_).at("locked_gpus"), Json::array());
 }
 
+// A second daemon started by mistake used to reset the running one's GPUs and clear its state
+// file before finding the socket taken.
+TEST_F(DaemonProcess, ASecondDaemonLeavesTheRunningOnesGpusAndStateAlone) {
+  auto daemon = start_daemon();
+  auto client = start_client();
+  ChildProcess second(daemon_argv());
+  const int status = second.wait();
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_EQ(fake_.log(), Lines{kLockedThenReset[0]});
+  EXPECT_EQ(state_of(fake_).at("locked_gpus"), Json::array({0}));
+  EXPECT_TRUE(std::filesystem::exists(socket_));
+}
+
 TEST_F(DaemonProcess, TerminatingSignalsResetLockedGpusAndExitCleanly) {
   for (int signo : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) {
     SCOPED_TRACE(strsignal(signo));

@@ -36,8 +36,9 @@ struct DaemonOptions {
 
 class Daemon {
  public:
-  // Resets the GPUs a previous daemon left locked and binds the socket; throws Error when the
-  // state file cannot be written (after those resets) or the socket cannot be bound.
+  // Binds the socket, then resets the GPUs a previous daemon left locked; throws Error when the
+  // socket cannot be bound (another kareusd serves there: nothing is reset) or the state file
+  // cannot be written (after those resets).
   Daemon(std::shared_ptr<const nvml::Nvml> nvml, DaemonOptions options);
   // Resets every GPU still locked and removes the socket.
   ~Daemon();
@@ -64,6 +65,7 @@ class Daemon {
   unsigned owned_gpu(int client, const JsonValue& request) const;
   void reset(unsigned gpu);
   void reset_left_over_gpus();
+  void stop_listening();
   // Logs instead of throwing: called while resetting, where nothing may stop the next reset.
   void save_state() const;
 
