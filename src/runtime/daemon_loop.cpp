@@ -148,12 +148,17 @@ class Server {
       const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd < 0) {
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-          daemon_log(fmt::format("cannot accept a connection: {}; pausing accept for {} ms",
-                                 std::strerror(errno), kAcceptPause.count()));
+          // Logged once per episode, not once per pause.
+          if (!accept_failing_) {
+            daemon_log(fmt::format("cannot accept connections: {}; retrying every {} ms",
+                                   std::strerror(errno), kAcceptPause.count()));
+          }
+          accept_failing_ = true;
           accept_resumes_ = Clock::now() + kAcceptPause;
         }
         return;  // EAGAIN: none left; ECONNABORTED and the like: poll() reports the rest
       }
+      accept_failing_ = false;
       PeerCredentials peer;
       try {
         peer = peer_credentials(fd);
@@ -163,23 +168,27 @@ class Server {
         continue;
       }
       if (!allowed(peer, options_.group)) {
-        daemon_log(fmt::format("refused {}: not root, uid {} or {}", who(fd, peer), geteuid(),
-                               options_.group ? fmt::format("group {}", *options_.group)
-                                              : std::string("a --group member")));
-        const std::string reply = Daemon::reply_line(
-            {{"ok", false},
-             {"error", fmt::format("uid {} may not use kareusd (root, uid {} and members of its "
-                                   "--group may)",
-                                   peer.uid, geteuid())}});
-        // A fresh socket's buffer takes one line; a client that is gone just misses it.
-        const ssize_t ignored = send(fd, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-        (void)ignored;
-        close(fd);
+        refuse(fd, peer);
         continue;
       }
       daemon_log(fmt::format("{} connected", who(fd, peer)));
       connections_[fd] = Connection{peer, {}, {}, Clock::now(), false};
     }
+  }
+
+  void refuse(int fd, const PeerCredentials& peer) const {
+    daemon_log(fmt::format("refused {}: only root, uid {}{} may connect", who(fd, peer), geteuid(),
+                           options_.group ? fmt::format(" and members of group {}", *options_.group)
+                                          : std::string(" (no --group given)")));
+    const std::string reply = Daemon::reply_line(
+        {{"ok", false},
+         {"error", fmt::format("uid {} may not use kareusd (root, uid {} and members of its "
+                               "--group may)",
+                               peer.uid, geteuid())}});
+    // A fresh socket's buffer takes one line; a client that is gone just misses it.
+    const ssize_t ignored = send(fd, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)ignored;
+    close(fd);
   }
 
   void serve(int fd, short revents) {
@@ -261,6 +270,7 @@ class Server {
   Clock::duration idle_;
   std::size_t max_connections_ = 1;
   Clock::time_point accept_resumes_;
+  bool accept_failing_ = false;
   std::map<int, Connection> connections_;
 };
 
