@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <random>
 
 #include "daemon_process.hpp"
 #include "kareus/runtime/daemon_client.hpp"
@@ -102,6 +103,47 @@ TEST_F(DaemonRequests, AnswersEveryMalformedLineWithAnError) {
   EXPECT_EQ(error(1, std::string(100000, '[')),
             "request: malformed JSON at byte 257: nested deeper than 256 levels");
   EXPECT_TRUE(fake_.log().empty());
+}
+
+// Mutations of valid requests (a seeded, bounded stand-in for a fuzzer): whatever the bytes, one
+// valid JSON reply with "ok", and every GPU a client locked is reset when it leaves.
+TEST_F(DaemonRequests, AnswersEveryMutatedRequest) {
+  const Lines seeds = {R"({"op": "register", "gpus": [0, 1]})",
+                       R"({"op": "set_sm_clock", "gpu": 0, "clock_mhz": 1200})",
+                       R"({"op": "reset_sm_clock", "gpu": 0})",
+                       R"({"op": "read_energy", "gpu": 1})"};
+  const Lines pieces = {"1e400",   "\xff", "\xc3",     "\x1b[2J", "\\u0000",
+                        "\\ud800", "[[[[", "{\"op\":", "-0",      "18446744073709551616",
+                        "null",    "\"",   "\x00"};
+  std::mt19937 random(15);
+  auto below = [&](std::size_t n) { return static_cast<std::size_t>(random() % n); };
+  int accepted = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string line = seeds[below(seeds.size())];
+    for (std::size_t m = 1 + below(3); m > 0; --m) {
+      const std::size_t at = below(line.size() + 1);
+      switch (below(3)) {
+        case 0:
+          line.insert(at, pieces[below(pieces.size())]);
+          break;
+        case 1:
+          line.erase(at, below(4));
+          break;
+        default:
+          if (at < line.size()) line[at] = static_cast<char>(random());
+      }
+    }
+    const int client = 1 + static_cast<int>(below(3));
+    const Json reply = Json::parse(Daemon::reply_line(daemon_.handle(client, line)));
+    ASSERT_TRUE(reply.at("ok").is_boolean()) << line;
+    accepted += reply.at("ok").get<bool>() ? 1 : 0;
+  }
+  EXPECT_GT(accepted, 50);  // the mutations also reach the handlers, not only the parser
+  for (int client = 1; client <= 3; ++client) daemon_.disconnect(client);
+  EXPECT_EQ(state_of(fake_).at("locked_gpus"), Json::array());
+  const Lines log = fake_.log();
+  ASSERT_FALSE(log.empty());
+  EXPECT_EQ(log.back().rfind("nvmlDeviceResetGpuLockedClocks", 0), 0u);
 }
 
 TEST_F(DaemonRequests, DisconnectResetsOnlyTheClientsLockedGpus) {
