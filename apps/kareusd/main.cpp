@@ -1,5 +1,7 @@
 // kareusd: the Kareus clock daemon. Run it as root (or with CAP_SYS_ADMIN) next to the training
 // job; the job's frequency controller then changes clocks through it (KAREUSD_SOCKET).
+#include <grp.h>
+
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -9,10 +11,30 @@
 #include "kareus/nvml/nvml.hpp"
 #include "kareus/runtime/daemon.hpp"
 
+namespace {
+
+// A group name, or a numeric gid for groups without an entry in the group database.
+gid_t group_id(const std::string& text) {
+  if (const group* entry = getgrnam(text.c_str())) return entry->gr_gid;
+  std::size_t used = 0;
+  unsigned long gid = 0;
+  try {
+    gid = std::stoul(text, &used, 10);
+  } catch (const std::logic_error&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || gid >= 0xFFFFFFFFul) {
+    throw kareus::Error("--group = " + text + ": expected a group name or a numeric gid");
+  }
+  return static_cast<gid_t>(gid);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   kareus::runtime::DaemonOptions options;
   options.socket_path = kareus::runtime::default_daemon_socket();
-  std::string mode = "0666";
+  std::string group;
   CLI::App app{
       "kareusd: serves SM clock changes to Kareus frequency controllers over a Unix socket"};
   app.add_option("--socket", options.socket_path,
@@ -21,24 +43,32 @@ int main(int argc, char** argv) {
   app.add_option("--state-file", options.state_file,
                  "Where the locked GPUs are recorded, so a restarted daemon resets them")
       ->capture_default_str();
-  app.add_option("--socket-mode", mode, "Permissions of the socket, octal")->capture_default_str();
+  app.add_option("--group", group,
+                 "Group whose members may use the daemon (the socket is mode 0660 in this group); "
+                 "without it only root and the daemon's own user may");
+  app.add_option("--idle-timeout", options.idle_timeout_s,
+                 "Seconds after which a connection that holds no GPU and is silent, or leaves a "
+                 "request unfinished or its replies unread, is closed")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
-    std::size_t used = 0;
-    options.socket_mode = static_cast<unsigned>(std::stoul(mode, &used, 8));
-    kareus::require(used == mode.size() && options.socket_mode <= 0777, "kareusd", "--socket-mode",
-                    mode, "expected octal permissions such as 0660");
+    if (!group.empty()) options.group = group_id(group);
+    if (!(options.idle_timeout_s >= 0.001 && options.idle_timeout_s <= 1e6)) {
+      throw kareus::Error("--idle-timeout = " + kareus::format_number(options.idle_timeout_s) +
+                          ": expected 0.001 to 1000000 seconds");
+    }
     auto nvml = std::make_shared<const kareus::nvml::Nvml>();
     kareus::runtime::Daemon daemon(nvml, options);
     std::printf("kareusd: listening on %s\n", options.socket_path.c_str());
     std::fflush(stdout);
     daemon.run();
-  } catch (const std::logic_error&) {
-    std::fprintf(stderr, "kareusd: --socket-mode = %s: expected octal permissions\n", mode.c_str());
-    return 2;
   } catch (const kareus::Error& e) {
     std::fprintf(stderr, "kareusd: %s\n", e.what());
     return 2;
+  } catch (const std::exception& e) {
+    // Caught so that the stack unwinds: the Daemon destructor resets every GPU still locked.
+    std::fprintf(stderr, "kareusd: internal error: %s\n", e.what());
+    return 3;
   }
   return 0;
 }

@@ -203,7 +203,8 @@ typedef struct kareus_controller_options {
   unsigned gpu; /* NVML index of the stage's GPU */
   /* kareusd's socket; NULL: NVML in this process (needs the right to set clocks). */
   const char* daemon_socket;
-  /* Nonzero: reset the clocks on SIGINT/SIGTERM, then pass the signal on. */
+  /* Nonzero: reset the clocks on SIGINT, SIGTERM, SIGHUP, SIGQUIT or SIGPIPE (each unless
+     ignored), then pass the signal on. */
   int restore_on_signals;
 } kareus_controller_options;
 

@@ -48,7 +48,8 @@ class PipelineStage:
     daemon_socket: kareusd's socket, for processes without the right to set clocks (None: NVML).
     measure_energy: open an EnergyMonitor window per iteration over `monitor_gpus` (default
         [gpu]); `measurements` holds one kareus.EnergyMeasurement per completed iteration.
-    restore_on_signals: reset the clocks on SIGINT/SIGTERM before Python sees the signal.
+    restore_on_signals: reset the clocks on SIGINT, SIGTERM, SIGHUP or SIGQUIT before Python sees
+        the signal (a signal Python ignores, such as SIGPIPE, stays ignored).
 
     Forwards run under torch.no_grad() (evaluation) are not training instructions and are
     ignored. Activation recomputation inside the module re-runs inner modules only, so it does

@@ -25,6 +25,40 @@ std::string escape_pointer_token(std::string_view key) {
   return out;
 }
 
+// nlohmann's parser is iterative, but dump() (every error message quotes a value) and the readers
+// walking a document recurse, so `[` x 100000 overflows the stack. Real inputs nest a few levels.
+constexpr int kMaxNesting = 256;
+
+// The byte offset where `text` first nests deeper than kMaxNesting, outside strings.
+std::optional<std::size_t> too_deep_at(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxNesting) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+// nlohmann's message without its "[json.exception.<kind>.<id>] " prefix.
+std::string message_of(const Json::exception& e) {
+  const std::string what = e.what();
+  const auto end = what.find("] ");
+  return end == std::string::npos ? what : what.substr(end + 2);
+}
+
 std::string short_dump(const Json& value) {
   std::string text = value.dump();
   if (text.size() > 60) text = text.substr(0, 57) + "...";
@@ -159,16 +193,26 @@ JsonDocument JsonDocument::load_file(const std::filesystem::path& path) {
 JsonDocument JsonDocument::parse(std::string_view text, std::string source_name) {
   JsonDocument doc;
   doc.source_ = std::make_shared<const std::string>(std::move(source_name));
+  if (const auto at = too_deep_at(text)) {
+    throw Error(fmt::format("{}: malformed JSON at byte {}: nested deeper than {} levels",
+                            *doc.source_, *at + 1, kMaxNesting));
+  }
   try {
     doc.json_ = std::make_shared<const Json>(Json::parse(text));
   } catch (const Json::parse_error& e) {
     throw Error(fmt::format("{}: malformed JSON at byte {}: {}", *doc.source_, e.byte,
                             std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));
+  } catch (const Json::exception& e) {
+    // A number beyond double range (1e400) is an out_of_range error, not a parse_error.
+    throw Error(fmt::format("{}: malformed JSON: {} (numbers must fit in a double)", *doc.source_,
+                            message_of(e)));
   }
   return doc;
 }
 
-JsonValue JsonDocument::root() const { return JsonValue(*json_, source_, ""); }
+JsonValue JsonDocument::root() const {
+  return JsonValue(*json_, source_, "");
+}
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
   namespace fs = std::filesystem;

@@ -1,39 +1,28 @@
 #include "kareus/runtime/daemon.hpp"
 
 #include <fmt/format.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
 
+#include "daemon_state.hpp"
 #include "kareus/core/error.hpp"
 #include "unix_socket.hpp"
 
 namespace kareus::runtime {
 namespace {
 
-// A client that sends more than this without a newline is not speaking the protocol.
-constexpr std::size_t kMaxLine = 64 * 1024;
-
-void log_line(const std::string& text) {
-  std::fprintf(stderr, "kareusd: %s\n", text.c_str());
-}
-
 Json failure(const std::string& message) {
   return {{"ok", false}, {"error", message}};
 }
 
 }  // namespace
+
+void daemon_log(const std::string& text) {
+  std::fprintf(stderr, "kareusd: %s\n", text.c_str());
+}
 
 std::filesystem::path default_daemon_socket() {
   const char* env = std::getenv("KAREUSD_SOCKET");
@@ -42,46 +31,51 @@ std::filesystem::path default_daemon_socket() {
 
 Daemon::Daemon(std::shared_ptr<const nvml::Nvml> nvml, DaemonOptions options)
     : nvml_(std::move(nvml)), options_(std::move(options)), device_count_(nvml_->device_count()) {
-  reset_left_over_gpus();
-  listen_fd_ = listen_unix(options_.socket_path, options_.socket_mode);
+  // The socket first: it refuses when another kareusd serves there, which must keep its clocks
+  // and its state file. Clients wait in the backlog until run().
+  listen_fd_ = listen_unix(options_.socket_path, options_.group);
+  try {
+    reset_left_over_gpus();
+    // A daemon that cannot record its locks would have to refuse every one: say so at start.
+    write_daemon_state(options_.state_file, locked_);
+  } catch (...) {
+    stop_listening();
+    throw;
+  }
 }
 
 Daemon::~Daemon() {
   for (unsigned gpu : std::set<unsigned>(locked_)) reset(gpu);
-  if (listen_fd_ >= 0) {
-    close(listen_fd_);
-    std::error_code ignored;
-    std::filesystem::remove(options_.socket_path, ignored);
-  }
+  stop_listening();
+}
+
+void Daemon::stop_listening() {
+  close(listen_fd_);
+  if (names_a_socket(options_.socket_path)) unlink(options_.socket_path.c_str());
 }
 
 void Daemon::reset_left_over_gpus() {
-  if (!std::filesystem::exists(options_.state_file)) return;
-  std::vector<unsigned> gpus;
-  try {
-    const JsonDocument doc = JsonDocument::load_file(options_.state_file);
-    const JsonValue list = doc.root().at("locked_gpus");
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      gpus.push_back(static_cast<unsigned>(list.at(i).as_integer()));
-    }
-  } catch (const Error& e) {
+  DaemonState state = read_daemon_state(options_.state_file);
+  if (state.problem) {
     // Unknown what the previous daemon locked: reset them all rather than leave one locked.
-    log_line(fmt::format("{}; resetting every GPU", e.what()));
-    gpus.clear();
-    for (unsigned gpu = 0; gpu < device_count_; ++gpu) gpus.push_back(gpu);
+    daemon_log(fmt::format("{}; resetting every GPU", *state.problem));
+    state.locked_gpus.clear();
+    for (unsigned gpu = 0; gpu < device_count_; ++gpu) state.locked_gpus.push_back(gpu);
   }
-  for (unsigned gpu : gpus) {
+  for (unsigned gpu : state.locked_gpus) {
     if (gpu >= device_count_) continue;
-    log_line(fmt::format("gpu {} was left locked by a previous kareusd; resetting it", gpu));
+    daemon_log(fmt::format("gpu {} was left locked by a previous kareusd; resetting it", gpu));
     locked_.insert(gpu);
     reset(gpu);
   }
-  save_state();
 }
 
 void Daemon::save_state() const {
-  const Json state = {{"locked_gpus", std::vector<unsigned>(locked_.begin(), locked_.end())}};
-  write_file_atomically(options_.state_file, state.dump() + "\n");
+  try {
+    write_daemon_state(options_.state_file, locked_);
+  } catch (const Error& e) {
+    daemon_log(e.what());
+  }
 }
 
 void Daemon::reset(unsigned gpu) {
@@ -89,7 +83,7 @@ void Daemon::reset(unsigned gpu) {
     nvml_->reset_locked_sm_clocks(gpu);
     locked_.erase(gpu);
   } catch (const Error& e) {
-    log_line(fmt::format("could not reset gpu {}: {}", gpu, e.what()));
+    daemon_log(fmt::format("could not reset gpu {}: {}", gpu, e.what()));
   }
   save_state();
 }
@@ -151,8 +145,16 @@ Json Daemon::handle_set(int client, const JsonValue& request) {
                            supported.empty() ? 0 : supported.back(),
                            supported.empty() ? 0 : supported.front()));
   }
-  locked_.insert(gpu);
-  save_state();  // before the call: a daemon killed right after it must still reset this GPU
+  // Recorded before the call: a daemon killed right after it must still reset this GPU. Without
+  // the record nobody could, so the clock is not changed.
+  std::set<unsigned> locked = locked_;
+  locked.insert(gpu);
+  try {
+    write_daemon_state(options_.state_file, locked);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}; the clock of gpu {} was not changed", e.what(), gpu));
+  }
+  locked_ = std::move(locked);
   nvml_->set_locked_sm_clock(gpu, MHz(static_cast<double>(mhz)));
   return {{"ok", true}};
 }
@@ -184,7 +186,16 @@ Json Daemon::handle(int client, const std::string& line) {
     request.at("op").fail("expected register, set_sm_clock, reset_sm_clock or read_energy");
   } catch (const Error& e) {
     return failure(e.what());
+  } catch (const std::exception& e) {
+    // Whatever one request line does, the daemon keeps serving and keeping its GPUs' state.
+    return failure(fmt::format("request: cannot be handled: {}", e.what()));
   }
+}
+
+std::string Daemon::reply_line(const Json& reply) {
+  // Error messages quote request values, cut to 60 bytes, possibly inside a UTF-8 sequence: a
+  // strict dump would throw on them.
+  return reply.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 void Daemon::disconnect(int client) {
@@ -194,63 +205,16 @@ void Daemon::disconnect(int client) {
       continue;
     }
     if (locked_.contains(it->first)) {
-      log_line(fmt::format("client {} left gpu {} locked; resetting it", client, it->first));
+      daemon_log(fmt::format("client {} left gpu {} locked; resetting it", client, it->first));
       reset(it->first);
     }
     it = owner_.erase(it);
   }
 }
 
-void Daemon::run() {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  sigprocmask(SIG_BLOCK, &signals, nullptr);
-  const int signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
-  if (signal_fd < 0) throw Error(fmt::format("signalfd: {}", std::strerror(errno)));
-  // A client that dies mid-write must not kill the daemon.
-  ::signal(SIGPIPE, SIG_IGN);
-
-  std::map<int, std::string> buffers;  // client fd -> bytes after the last newline
-  for (;;) {
-    std::vector<pollfd> fds = {{signal_fd, POLLIN, 0}, {listen_fd_, POLLIN, 0}};
-    for (const auto& entry : buffers) fds.push_back({entry.first, POLLIN, 0});
-    if (poll(fds.data(), fds.size(), -1) < 0) {
-      if (errno == EINTR) continue;
-      throw Error(fmt::format("poll: {}", std::strerror(errno)));
-    }
-    if (fds[0].revents) break;
-    if (fds[1].revents & POLLIN) {
-      const int client = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (client >= 0) buffers[client];
-    }
-    for (std::size_t i = 2; i < fds.size(); ++i) {
-      if (!fds[i].revents) continue;
-      const int client = fds[i].fd;
-      std::string& buffer = buffers[client];
-      char chunk[4096];
-      const ssize_t n = read(client, chunk, sizeof chunk);
-      bool open = n > 0;
-      if (open) buffer.append(chunk, static_cast<std::size_t>(n));
-      for (std::size_t nl; open && (nl = buffer.find('\n')) != std::string::npos;) {
-        const std::string reply = handle(client, buffer.substr(0, nl)).dump() + "\n";
-        buffer.erase(0, nl + 1);
-        open = send_all(client, reply);
-      }
-      if (open && buffer.size() > kMaxLine) open = false;
-      if (!open) {
-        disconnect(client);
-        close(client);
-        buffers.erase(client);
-      }
-    }
-  }
-  close(signal_fd);
-  for (const auto& entry : buffers) {
-    disconnect(entry.first);
-    close(entry.first);
-  }
+bool Daemon::holds_gpu(int client) const {
+  return std::any_of(owner_.begin(), owner_.end(),
+                     [client](const auto& entry) { return entry.second == client; });
 }
 
 }  // namespace kareus::runtime

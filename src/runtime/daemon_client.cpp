@@ -20,7 +20,9 @@ DaemonClient::~DaemonClient() {
 Json DaemonClient::request(const Json& message) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::string line;
-  if (!send_all(fd_, message.dump() + "\n") || !read_line(fd_, buffer_, line)) {
+  // Read even when the send failed: a daemon that refuses a connection says why, then closes.
+  const bool sent = send_all(fd_, message.dump() + "\n");
+  if (!read_line(fd_, buffer_, line) || (!sent && line.empty())) {
     throw Error(fmt::format("kareusd at {} closed the connection", socket_path_.string()));
   }
   const JsonDocument doc = JsonDocument::parse(line, "kareusd response");

@@ -16,7 +16,11 @@
 namespace kareus::runtime {
 namespace {
 
-constexpr int kSignals[] = {SIGINT, SIGTERM};
+// Every signal whose default action ends the process and that a user or the system sends to a
+// training job: Ctrl-C, kill, an SSH hang-up, a quit from the terminal, a write to a closed pipe.
+// SIGKILL and SIGSTOP cannot be caught; kareusd exists for SIGKILL.
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+constexpr int kSignalCount = sizeof kSignals / sizeof kSignals[0];
 
 // Never destroyed: the atexit hook and the detached watcher may run after static destructors.
 struct Registry {
@@ -24,7 +28,8 @@ struct Registry {
   std::set<FrequencyController*> live;
   bool watcher_started = false;
   bool handlers_installed = false;
-  struct sigaction previous[2] = {};
+  struct sigaction previous[kSignalCount] = {};
+  bool caught[kSignalCount] = {};  // false where the signal was ignored and stays so
 };
 
 Registry& registry() {
@@ -58,7 +63,9 @@ void watch_signals() {
     restore_all_locked(r);
     // Hand the signal to whoever had it before: the default action ends the process with the
     // right status; Python's handler raises KeyboardInterrupt in the main thread.
-    for (int i = 0; i < 2; ++i) sigaction(kSignals[i], &r.previous[i], nullptr);
+    for (int i = 0; i < kSignalCount; ++i) {
+      if (r.caught[i]) sigaction(kSignals[i], &r.previous[i], nullptr);
+    }
     r.handlers_installed = false;
     kill(getpid(), signo);
   }
@@ -80,7 +87,13 @@ void install_locked(Registry& r) {
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
-  for (int i = 0; i < 2; ++i) sigaction(kSignals[i], &action, &r.previous[i]);
+  for (int i = 0; i < kSignalCount; ++i) {
+    sigaction(kSignals[i], nullptr, &r.previous[i]);
+    // An ignored signal (nohup's SIGHUP, SIGINT of a background job, Python's SIGPIPE) never
+    // ended the process before the controller existed, so it must not end it now.
+    r.caught[i] = r.previous[i].sa_handler != SIG_IGN;
+    if (r.caught[i]) sigaction(kSignals[i], &action, nullptr);
+  }
   r.handlers_installed = true;
 }
 

@@ -1,5 +1,6 @@
-// Restores the default clocks of every live FrequencyController when the process gets SIGINT or
-// SIGTERM, or exits without destroying one. The signal handler only writes the signal number to a
+// Restores the default clocks of every live FrequencyController when the process gets SIGINT,
+// SIGTERM, SIGHUP, SIGQUIT or SIGPIPE (unless that signal was ignored), or exits without
+// destroying one. The signal handler only writes the signal number to a
 // pipe (async-signal-safe); a watcher thread does the NVML or kareusd calls and then re-raises the
 // signal under the handler that was installed before.
 #pragma once

@@ -18,8 +18,10 @@ sockaddr_un address_of(const std::filesystem::path& path) {
   sockaddr_un address = {};
   address.sun_family = AF_UNIX;
   const std::string text = path.string();
-  require(!text.empty() && text.size() < sizeof address.sun_path, "kareusd", "socket path", text,
-          fmt::format("must be 1 to {} bytes long", sizeof address.sun_path - 1));
+  if (text.empty() || text.size() >= sizeof address.sun_path) {
+    throw Error(fmt::format("socket path = {}: must be 1 to {} bytes long", text,
+                            sizeof address.sun_path - 1));
+  }
   std::memcpy(address.sun_path, text.c_str(), text.size() + 1);
   return address;
 }
@@ -39,20 +41,35 @@ int try_connect(const sockaddr_un& address) {
 
 }  // namespace
 
-int listen_unix(const std::filesystem::path& path, unsigned mode) {
+bool names_a_socket(const std::filesystem::path& path) {
+  struct stat st = {};
+  return lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+int listen_unix(const std::filesystem::path& path, std::optional<gid_t> group) {
   const sockaddr_un address = address_of(path);
-  if (std::filesystem::exists(path)) {
+  struct stat st = {};
+  if (lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      throw Error(
+          fmt::format("--socket = {}: exists and is not a socket; give a path that does "
+                      "not exist yet",
+                      path.string()));
+    }
     const int other = try_connect(address);
     if (other >= 0) {
       close(other);
       throw Error(fmt::format("another kareusd is listening on {}", path.string()));
     }
-    std::filesystem::remove(path);
+    unlink(path.c_str());
   }
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  std::error_code ignored;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ignored);
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  // 0660: the owner (root) and the group connect; peer credentials are checked again at accept.
   if (fd < 0 || bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
-      chmod(path.c_str(), mode) != 0 || listen(fd, 16) != 0) {
+      chmod(path.c_str(), 0660) != 0 || (group && chown(path.c_str(), -1, *group) != 0) ||
+      listen(fd, SOMAXCONN) != 0) {
     const std::string why = std::strerror(errno);
     if (fd >= 0) close(fd);
     throw Error(fmt::format("cannot listen on {}: {}", path.string(), why));
@@ -69,6 +86,29 @@ int connect_unix(const std::filesystem::path& path) {
                     path.string(), std::strerror(errno)));
   }
   return fd;
+}
+
+PeerCredentials peer_credentials(int fd) {
+  PeerCredentials peer;
+  ucred cred = {};
+  socklen_t length = sizeof cred;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) != 0) {
+    throw Error(fmt::format("kareusd: SO_PEERCRED: {}", std::strerror(errno)));
+  }
+  peer.uid = cred.uid;
+  peer.gid = cred.gid;
+  peer.pid = cred.pid;
+  // First call sizes the list (ERANGE); a kernel without SO_PEERGROUPS leaves only the primary
+  // group, which is then the only one checked.
+  length = 0;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, nullptr, &length) != 0 && errno == ERANGE) {
+    std::vector<gid_t> groups(length / sizeof(gid_t));
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &length) == 0) {
+      groups.resize(length / sizeof(gid_t));
+      peer.groups = std::move(groups);
+    }
+  }
+  return peer;
 }
 
 bool send_all(int fd, std::string_view data) {

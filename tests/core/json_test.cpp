@@ -37,6 +37,17 @@ TEST(Json, MalformedTextNamesTheFile) {
   EXPECT_NE(msg.find("bad.json: malformed JSON"), std::string::npos) << msg;
 }
 
+TEST(Json, OverflowAndDeepNestingAreMalformedTextNotCrashes) {
+  EXPECT_EQ(error_of([] { JsonDocument::parse(R"({"t": 1e400})", "big.json"); }),
+            "big.json: malformed JSON: number overflow parsing '1e400' (numbers must fit in a "
+            "double)");
+  EXPECT_EQ(error_of([] { JsonDocument::parse(std::string(100000, '['), "deep.json"); }),
+            "deep.json: malformed JSON at byte 257: nested deeper than 256 levels");
+  // Brackets inside strings, escaped quotes included, are not nesting.
+  const std::string brackets = "[\"\\\"" + std::string(300, '[') + "\"]";
+  EXPECT_EQ(JsonDocument::parse(brackets, "s.json").root().at(0).as_string().size(), 301u);
+}
+
 TEST(Json, DefaultsApplyOnlyWhenAbsent) {
   auto doc = JsonDocument::parse(R"({"a": 3})", "d.json");
   EXPECT_EQ(doc.root().integer_or("a", 7), 3);

@@ -2,42 +2,25 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <fstream>
-#include <thread>
+#include <cstring>
+#include <random>
 
-#include "child_process.hpp"
-#include "fake_nvml/fake_nvml_fixture.hpp"
+#include "daemon_process.hpp"
 #include "kareus/runtime/daemon_client.hpp"
 #include "kareus/runtime/frequency_controller.hpp"
 
 namespace kareus::runtime {
 namespace {
 
-using kareus::testing::ChildProcess;
-using kareus::testing::FakeNvml;
-using Lines = std::vector<std::string>;
-
-const Lines kLockedThenReset = {"nvmlDeviceSetGpuLockedClocks 0 1200 1200",
-                                "nvmlDeviceResetGpuLockedClocks 0"};
-
-// Waits for another process to write the expected log (the daemon reacts asynchronously).
-Lines wait_for_log(const FakeNvml& fake, std::size_t lines) {
-  for (int i = 0; i < 1000 && fake.log().size() < lines; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return fake.log();
-}
-
-Json state_of(const FakeNvml& fake) {
-  std::ifstream in(fake.dir() / "state.json");
-  return Json::parse(in);
-}
+using namespace kareus::testing;  // the daemon fixture and helpers (daemon_process.hpp)
 
 class DaemonRequests : public ::testing::Test {
  protected:
   DaemonOptions options() const {
-    return {fake_.dir() / "kareusd.sock", fake_.dir() / "state.json", 0600};
+    DaemonOptions o;
+    o.socket_path = fake_.dir() / "kareusd.sock";
+    o.state_file = fake_.dir() / "state.json";
+    return o;
   }
   std::string error(int client, const std::string& line) {
     const Json reply = daemon_.handle(client, line);
@@ -87,6 +70,82 @@ TEST_F(DaemonRequests, RejectsWhatTheClientMayNotDo) {
   EXPECT_TRUE(fake_.log().empty());
 }
 
+// Lines an attacker or a broken client may send; each must get an error reply.
+const Lines kMalformed = {
+    R"({"op": "read_energy", "gpu": 1e400})",
+    "{\"op\": \"read_energy\", \"gpu\": \"\xff\xfe\"}",
+    "{\"op\": \"" + std::string(30, '\0') + "\"}",
+    R"({"op": ")" + std::string(40, 'x') +
+        "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\"}",
+    std::string(60000, '['),
+    R"({"op": 5})",
+    R"([1, 2])",
+    R"("register")",
+    R"({"op": "register", "gpus": {"0": 1}})",
+    R"({"op": "register", "gpus": [0.5]})",
+    R"({"op": "register", "gpus": [-1]})",
+    R"({"op": "register", "gpus": [1e300]})",
+    R"({"op": "register", "gpus": [18446744073709551616]})",
+    R"({"op": "read_energy", "gpu": 4294967296})",
+    R"({"op": "read_energy"})",
+    "",
+};
+
+TEST_F(DaemonRequests, AnswersEveryMalformedLineWithAnError) {
+  for (const std::string& line : kMalformed) {
+    const Json reply = Json::parse(Daemon::reply_line(daemon_.handle(1, line)));
+    EXPECT_FALSE(reply.at("ok").get<bool>()) << line.substr(0, 80);
+    EXPECT_EQ(reply.at("error").get<std::string>().rfind("request: ", 0), 0u) << reply.dump();
+  }
+  EXPECT_EQ(error(1, R"({"op": "read_energy", "gpu": 1e400})"),
+            "request: malformed JSON: number overflow parsing '1e400' (numbers must fit in a "
+            "double)");
+  EXPECT_EQ(error(1, std::string(100000, '[')),
+            "request: malformed JSON at byte 257: nested deeper than 256 levels");
+  EXPECT_TRUE(fake_.log().empty());
+}
+
+// Mutations of valid requests (a seeded, bounded stand-in for a fuzzer): whatever the bytes, one
+// valid JSON reply with "ok", and every GPU a client locked is reset when it leaves.
+TEST_F(DaemonRequests, AnswersEveryMutatedRequest) {
+  const Lines seeds = {R"({"op": "register", "gpus": [0, 1]})",
+                       R"({"op": "set_sm_clock", "gpu": 0, "clock_mhz": 1200})",
+                       R"({"op": "reset_sm_clock", "gpu": 0})",
+                       R"({"op": "read_energy", "gpu": 1})"};
+  const Lines pieces = {"1e400",   "\xff", "\xc3",     "\x1b[2J", "\\u0000",
+                        "\\ud800", "[[[[", "{\"op\":", "-0",      "18446744073709551616",
+                        "null",    "\"",   "\x00"};
+  std::mt19937 random(15);
+  auto below = [&](std::size_t n) { return static_cast<std::size_t>(random() % n); };
+  int accepted = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string line = seeds[below(seeds.size())];
+    for (std::size_t m = 1 + below(3); m > 0; --m) {
+      const std::size_t at = below(line.size() + 1);
+      switch (below(3)) {
+        case 0:
+          line.insert(at, pieces[below(pieces.size())]);
+          break;
+        case 1:
+          line.erase(at, below(4));
+          break;
+        default:
+          if (at < line.size()) line[at] = static_cast<char>(random());
+      }
+    }
+    const int client = 1 + static_cast<int>(below(3));
+    const Json reply = Json::parse(Daemon::reply_line(daemon_.handle(client, line)));
+    ASSERT_TRUE(reply.at("ok").is_boolean()) << line;
+    accepted += reply.at("ok").get<bool>() ? 1 : 0;
+  }
+  EXPECT_GT(accepted, 50);  // the mutations also reach the handlers, not only the parser
+  for (int client = 1; client <= 3; ++client) daemon_.disconnect(client);
+  EXPECT_EQ(state_of(fake_).at("locked_gpus"), Json::array());
+  const Lines log = fake_.log();
+  ASSERT_FALSE(log.empty());
+  EXPECT_EQ(log.back().rfind("nvmlDeviceResetGpuLockedClocks", 0), 0u);
+}
+
 TEST_F(DaemonRequests, DisconnectResetsOnlyTheClientsLockedGpus) {
   daemon_.handle(1, R"({"op": "register", "gpus": [0]})");
   daemon_.handle(2, R"({"op": "register", "gpus": [1]})");
@@ -98,27 +157,6 @@ TEST_F(DaemonRequests, DisconnectResetsOnlyTheClientsLockedGpus) {
   EXPECT_TRUE(daemon_.handle(3, R"({"op": "register", "gpus": [0]})").at("ok").get<bool>());
 }
 
-// kareusd as its own process, as in production.
-class DaemonProcess : public ::testing::Test {
- protected:
-  std::unique_ptr<ChildProcess> start_daemon() {
-    auto d = std::make_unique<ChildProcess>(
-        std::vector<std::string>{KAREUSD_PATH, "--socket", socket_.string(), "--state-file",
-                                 (fake_.dir() / "state.json").string()});
-    EXPECT_EQ(d->read_line(), "kareusd: listening on " + socket_.string());
-    return d;
-  }
-  std::unique_ptr<ChildProcess> start_client() {
-    auto c = std::make_unique<ChildProcess>(std::vector<std::string>{
-        KAREUS_RUNTIME_CHILD_PATH, "client", socket_.string(), "0", "1200"});
-    EXPECT_EQ(c->read_line(), "ready");
-    return c;
-  }
-
-  FakeNvml fake_;
-  std::filesystem::path socket_ = fake_.dir() / "kareusd.sock";
-};
-
 TEST_F(DaemonProcess, ResetsTheGpuOfAClientKilledWithSigkill) {
   auto daemon = start_daemon();
   auto client = start_client();
@@ -127,6 +165,23 @@ TEST_F(DaemonProcess, ResetsTheGpuOfAClientKilledWithSigkill) {
   client->wait();
   EXPECT_EQ(wait_for_log(fake_, 2), kLockedThenReset);
   EXPECT_EQ(state_of(fake_).at("locked_gpus"), Json::array());
+}
+
+TEST_F(DaemonProcess, SurvivesMalformedLinesAndStillResetsTheGpusItLocked) {
+  auto daemon = start_daemon();
+  auto client = start_client();
+  RawClient attacker(socket_);
+  for (const std::string& line : kMalformed) {
+    const auto refused = attacker.request(line);
+    ASSERT_TRUE(refused) << "no reply to " << line.substr(0, 80);
+    EXPECT_FALSE(Json::parse(*refused).at("ok").get<bool>()) << *refused;
+  }
+  client->signal(SIGKILL);
+  client->wait();
+  EXPECT_EQ(wait_for_log(fake_, 2), kLockedThenReset);
+  const auto reply = attacker.request(R"({"op": "register", "gpus": [0]})");
+  ASSERT_TRUE(reply);
+  EXPECT_TRUE(Json::parse(*reply).at("ok").get<bool>()) << *reply;
 }
 
 TEST_F(DaemonProcess, ARestartedDaemonResetsWhatAKilledOneLeftLocked) {
@@ -141,15 +196,33 @@ TEST_F(DaemonProcess, ARestartedDaemonResetsWhatAKilledOneLeftLocked) {
   EXPECT_EQ(state_of(fake_).at("locked_gpus"), Json::array());
 }
 
-TEST_F(DaemonProcess, SigtermResetsLockedGpusAndExitsCleanly) {
+// A second daemon started by mistake used to reset the running one's GPUs and clear its state
+// file before finding the socket taken.
+TEST_F(DaemonProcess, ASecondDaemonLeavesTheRunningOnesGpusAndStateAlone) {
   auto daemon = start_daemon();
   auto client = start_client();
-  daemon->signal(SIGTERM);
-  const int status = daemon->wait();
+  ChildProcess second(daemon_argv());
+  const int status = second.wait();
   ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
-  EXPECT_EQ(fake_.log(), kLockedThenReset);
-  EXPECT_FALSE(std::filesystem::exists(socket_));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_EQ(fake_.log(), Lines{kLockedThenReset[0]});
+  EXPECT_EQ(state_of(fake_).at("locked_gpus"), Json::array({0}));
+  EXPECT_TRUE(std::filesystem::exists(socket_));
+}
+
+TEST_F(DaemonProcess, TerminatingSignalsResetLockedGpusAndExitCleanly) {
+  for (int signo : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) {
+    SCOPED_TRACE(strsignal(signo));
+    std::filesystem::remove(fake_.log_path());
+    auto daemon = start_daemon();
+    auto client = start_client();
+    daemon->signal(signo);
+    const int status = daemon->wait();
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+    EXPECT_EQ(fake_.log(), kLockedThenReset);
+    EXPECT_FALSE(std::filesystem::exists(socket_));
+  }
 }
 
 TEST_F(DaemonProcess, ControllerThroughTheDaemonRestoresOnDestruction) {

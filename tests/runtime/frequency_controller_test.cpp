@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <filesystem>
 #include <functional>
 #include <stdexcept>
 
@@ -191,6 +193,26 @@ TEST_F(ControllerChild, SigtermRestoresThenTerminates) {
 
 TEST_F(ControllerChild, SigintRestoresThenTerminates) {
   expect_restored_then_killed(SIGINT);
+}
+
+// An SSH hang-up, a quit from the terminal and a write to a closed pipe used to leave the GPU
+// locked at the last clock.
+TEST_F(ControllerChild, SighupSigquitAndSigpipeRestoreThenTerminate) {
+  for (int signo : {SIGHUP, SIGQUIT, SIGPIPE}) {
+    SCOPED_TRACE(strsignal(signo));
+    std::filesystem::remove(fake_.log_path());
+    expect_restored_then_killed(signo);
+  }
+}
+
+TEST_F(ControllerChild, AnIgnoredSignalStaysIgnored) {
+  auto child = start("nohup");
+  child->signal(SIGHUP);  // delivered before SIGTERM (lower number): would kill if caught
+  child->signal(SIGTERM);
+  const int status = child->wait();
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  EXPECT_EQ(fake_.log(), kLockedThenReset);
 }
 
 TEST_F(ControllerChild, SignalReachesTheProgramsOwnHandlerAfterRestore) {

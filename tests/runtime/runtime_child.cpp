@@ -1,8 +1,12 @@
 // A process the runtime tests start and then signal or kill, so that they can check what happens
 // to the clocks it held. Prints "ready" once its clock is applied.
-//   runtime_child controller <schedule> <stage> signal|exit|chained
+//   runtime_child controller <schedule> <stage> signal|exit|chained|nohup
 //   runtime_child client <kareusd socket> <gpu> <clock MHz>
+//   runtime_child as <uid> <gid> <one of the above>   (started as root; drops to uid and gid)
+// A failure is one line "failed: <message>" on stdout and exit code 2.
+#include <grp.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -28,6 +32,7 @@ void ready() {
 int run_controller(const std::string& schedule_path, int stage, const std::string& mode) {
   using namespace kareus::runtime;
   if (mode == "chained") std::signal(SIGINT, [](int) { interrupted = 1; });
+  if (mode == "nohup") std::signal(SIGHUP, SIG_IGN);
   auto nvml = std::make_shared<const kareus::nvml::Nvml>();
   const Schedule schedule = load_schedule(schedule_path);
   auto* controller =
@@ -62,7 +67,19 @@ int run_client(const std::string& socket, unsigned gpu, double clock) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The tests end children with SIGQUIT too: no core files in the build tree.
+  const rlimit no_core = {0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
   try {
+    if (argc > 4 && std::string(argv[1]) == "as") {
+      const uid_t uid = static_cast<uid_t>(std::atoi(argv[2]));
+      const gid_t gid = static_cast<gid_t>(std::atoi(argv[3]));
+      if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0) {
+        throw kareus::Error("cannot change to uid " + std::string(argv[2]) + " (not root?)");
+      }
+      argc -= 3;
+      argv += 3;
+    }
     const std::string role = argc > 1 ? argv[1] : "";
     if (role == "controller" && argc == 5) {
       return run_controller(argv[2], std::atoi(argv[3]), argv[4]);
@@ -71,11 +88,12 @@ int main(int argc, char** argv) {
       return run_client(argv[2], static_cast<unsigned>(std::atoi(argv[3])), std::atof(argv[4]));
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "runtime_child: %s\n", e.what());
+    std::printf("failed: %s\n", e.what());
     return 2;
   }
   std::fprintf(stderr,
-               "usage: runtime_child controller <schedule> <stage> signal|exit|chained\n"
-               "       runtime_child client <socket> <gpu> <clock_mhz>\n");
+               "usage: runtime_child controller <schedule> <stage> signal|exit|chained|nohup\n"
+               "       runtime_child client <socket> <gpu> <clock_mhz>\n"
+               "       runtime_child as <uid> <gid> <one of the above>\n");
   return 2;
 }

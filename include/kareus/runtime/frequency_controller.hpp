@@ -2,8 +2,9 @@
 // on_instruction_begin() before each forward/backward; the call checks it against the schedule's
 // order and hands the clock to a worker thread, so the loop never waits on NVML or kareusd. The
 // GPU's default clocks come back on destruction (normal exit, exceptions), at process exit for a
-// controller never destroyed, and on SIGINT/SIGTERM (then the signal goes on to its previous
-// handler, so the process still dies or Python still raises KeyboardInterrupt).
+// controller never destroyed, and on SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGPIPE unless ignored
+// (then the signal goes on to its previous handler, so the process still dies or Python still
+// raises KeyboardInterrupt). SIGKILL cannot be caught: use kareusd where that matters.
 #pragma once
 
 #include <condition_variable>
