@@ -131,7 +131,8 @@ for i in "${!ids[@]}"; do
   fi
   # A plain copy gives the restored file a new time, so the next build recompiles it.
   cp "$scratch/original" "$f"
-  printf '| %s | %s | %s | %s |\n' "${ids[$i]}" "${files[$i]}" "${tests[$i]}" "$result"
+  # A markdown table row; a | inside a regular expression would end the cell.
+  printf '| %s | %s | `%s` | %s |\n' "${ids[$i]}" "${files[$i]}" "${tests[$i]//|/\\|}" "$result"
 done
 echo
 echo "mutants: $caught caught, $excused survived as harmless, $survived survived, $broken broken"
