@@ -2,7 +2,7 @@
 BUILD ?= build
 KAREUS := $(BUILD)/apps/kareus/kareus
 
-.PHONY: setup demo test bench format
+.PHONY: setup demo test bench mutants format
 
 setup:
 	@scripts/setup.sh
@@ -19,6 +19,11 @@ test: setup
 
 bench: setup
 	scripts/run-benchmarks.sh $(BUILD)
+
+# Applies each source mutant of scripts/mutants.txt and checks that its tests catch it (slow: each
+# mutant rebuilds a test executable; not part of `make test`). See docs/testing.md.
+mutants: setup
+	scripts/mutants.sh
 
 format:
 	clang-format -i $$(git ls-files '*.hpp' '*.cpp' '*.h' '*.c')

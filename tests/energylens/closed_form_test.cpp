@@ -21,6 +21,26 @@ Params random_params(Rng& rng) {
   return p;
 }
 
+// Eq. 4 evaluated by hand. The other tests build their data with closed_form itself, so only
+// these values catch a change to the formula that its gradient follows consistently.
+TEST(EnergyLensClosedForm, MatchesHandComputedValues) {
+  // Prefill 2 x 100 / (4^1 + 1) = 40; decode 3 x 50 / (4^0.5 + 0) x 2^1 x 4^-1 = 37.5;
+  // overhead 5 x 2 + 7 x 4 = 38.
+  const Params simple{2, 1, 1, 0, 0, 3, 0.5, 0, 1, -1, 5, 7};
+  EXPECT_NEAR(closed_form(simple, Features{2, 4, 4, 100, 50}), 40 + 37.5 + 38, 1e-12);
+  // Prefill 1 x 9 / (2^2 + 0.5) x 4^-1 x 4^0.5 = 1; decode 0.1 x 30 / (2^1 + 2) x 4^0 x 4^2 = 12;
+  // overhead 0 x 4 + 1 x 4 = 4.
+  const Params mixed{1, 2, 0.5, -1, 0.5, 0.1, 1, 2, 0, 2, 0, 1};
+  EXPECT_NEAR(closed_form(mixed, Features{4, 4, 2, 9, 30}), 1 + 12 + 4, 1e-12);
+  // The linear parameters' partial derivatives are their per-unit terms: 20, 12.5, TP, PP.
+  Gradient g;
+  closed_form(simple, Features{2, 4, 4, 100, 50}, g);
+  EXPECT_NEAR(g[a_p], 20, 1e-12);
+  EXPECT_NEAR(g[a_d], 12.5, 1e-12);
+  EXPECT_EQ(g[d1], 2);
+  EXPECT_EQ(g[d2], 4);
+}
+
 TEST(EnergyLensClosedForm, GradientMatchesCentralDifferences) {
   Rng rng(7);
   for (int trial = 0; trial < 50; ++trial) {

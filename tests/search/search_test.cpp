@@ -124,6 +124,68 @@ TEST(Search, PaperFollowsTheArtifactPlan) {
   EXPECT_EQ(ids_of(run_search(again, with(Strategy::paper, 3))), ids_of(r));
 }
 
+// 120 configurations on one feature (the id, shifted for the upper half). Ids 0-59 are slow and
+// wasteful and all measure the same; ids 60-119 hold the whole Pareto front (time up, dynamic
+// energy down with the id) with an irregular ripple in the energy that bootstrap members learn
+// differently. A surrogate that learns anything sends every model-driven pick to the upper half,
+// while constant predictions or a zero spread tie every candidate, and ties go to the lowest ids.
+class TwoRegionProblem : public Problem {
+ public:
+  static constexpr std::size_t kHalf = 60;
+  std::size_t size() const override { return 2 * kHalf; }
+  std::string key(std::size_t id) const override { return std::to_string(id); }
+  // The regions lie far apart in the feature, so that a tree's split between the measured
+  // points of each never cuts into either.
+  std::vector<double> raw_features(std::size_t id) const override {
+    return {static_cast<double>(id) + (id >= kHalf ? 1000.0 : 0.0)};
+  }
+  Watts static_power() const override { return Watts(1.0); }
+  std::size_t compute_ops() const override { return 1; }
+  std::vector<Measurement> measure(const std::vector<std::size_t>& ids) override {
+    std::vector<Measurement> out;
+    for (std::size_t id : ids) out.push_back(truth(id));
+    return out;
+  }
+  static Measurement truth(std::size_t id) {
+    double time = 10.0, dynamic = 10.0;
+    if (id >= kHalf) {
+      const double j = static_cast<double>(id - kHalf);
+      time = 1.0 + 0.05 * j;
+      dynamic = 6.0 - 0.08 * j + 0.5 * static_cast<double>((id * 37) % 7) / 7.0;
+    }
+    return {Seconds(time), Joules(dynamic + time), Joules(dynamic), Seconds(0.0)};
+  }
+};
+
+TEST(Search, PaperPicksFollowTheSurrogate) {
+  for (std::uint64_t seed : {1, 2, 3}) {
+    TwoRegionProblem problem;
+    const SearchResult r = run_search(problem, with(Strategy::paper, seed));
+    std::set<std::size_t> measured_before;
+    for (const auto& p : r.measured)
+      if (p.batch == 0) measured_before.insert(p.id);
+    // The truly fastest configurations still unmeasured when the first batch was chosen.
+    std::vector<std::size_t> by_time;
+    for (std::size_t id = TwoRegionProblem::kHalf; id < problem.size(); ++id)
+      if (!measured_before.contains(id)) by_time.push_back(id);
+    const std::set<std::size_t> fastest_eight(by_time.begin(), by_time.begin() + 8);
+    std::map<std::string, int> passes;
+    for (const auto& p : r.measured) {
+      if (p.batch != 1) continue;
+      ++passes[p.selected_by];
+      if (p.selected_by == "fill") continue;
+      EXPECT_GE(p.id, TwoRegionProblem::kHalf)
+          << "seed " << seed << ": " << p.selected_by << " picked a dominated configuration";
+      if (p.selected_by == "fastest") {
+        EXPECT_TRUE(fastest_eight.contains(p.id)) << "seed " << seed << ": id " << p.id;
+      }
+    }
+    // Small size class: 16 per batch, 3 fastest and 4 uncertainty picks (paper_quota).
+    EXPECT_EQ(passes["fastest"], 3) << "seed " << seed;
+    EXPECT_EQ(passes["uncertainty"], 4) << "seed " << seed;
+  }
+}
+
 // A problem whose configurations all measure the same: no batch can improve the hypervolume.
 class FlatProblem : public testing::SyntheticProblem {
  public:
