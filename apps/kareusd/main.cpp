@@ -10,6 +10,7 @@
 #include "kareus/core/error.hpp"
 #include "kareus/nvml/nvml.hpp"
 #include "kareus/runtime/daemon.hpp"
+#include "kareus/version.hpp"
 
 namespace {
 
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   std::string group;
   CLI::App app{
       "kareusd: serves SM clock changes to Kareus frequency controllers over a Unix socket"};
+  app.set_version_flag("--version", std::string("kareusd ") + kareus::kVersion);
   app.add_option("--socket", options.socket_path,
                  "Unix socket to listen on (default: "
                  "$KAREUSD_SOCKET or /run/kareus/kareusd.sock)");

@@ -54,6 +54,9 @@ TEST(VersionCli, PrintsTheProjectVersion) {
   const auto r = testing::run_cli(KAREUS_BINARY, "--version");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, std::string("kareus ") + KAREUS_PROJECT_VERSION + "\n");
+  const auto daemon = testing::run_cli(KAREUSD_BINARY, "--version");
+  EXPECT_EQ(daemon.exit_code, 0);
+  EXPECT_EQ(daemon.out, std::string("kareusd ") + KAREUS_PROJECT_VERSION + "\n");
 }
 
 }  // namespace
