@@ -52,37 +52,6 @@ int set_index(int stage, Direction d) {
   return 2 * stage + (d == Direction::kBackward ? 1 : 0);
 }
 
-// Work outside the instructions, the same for every method and at the maximum clock, as
-// `kareus simulate` runs it: the gradient reduction after the pipeline drains (data and context
-// parallel), and one P2P transfer per DAG edge between stages.
-struct FixedWork {
-  Seconds time;           // gradient tail: after the pipeline; transfers: each one
-  Joules dynamic_energy;  // whole job, every occurrence
-};
-
-FixedWork gradient_tail(const workload::Workload& w, const emulator::Emulator& emu) {
-  FixedWork t;
-  if (w.parallelism.dp == 1 && w.parallelism.cp == 1) return t;
-  const double replicas = static_cast<double>(w.gpus_per_stage()) * w.parallelism.dp;
-  for (int s = 0; s < w.parallelism.pp; ++s) {
-    const auto r = emu.run_kernel(workload::gradient_reduction(w, s),
-                                  emulator::ClockPolicy::locked_at(w.gpu.clock_max));
-    t.time = std::max(t.time, r.time);
-    t.dynamic_energy += r.dynamic_energy * replicas;
-  }
-  return t;
-}
-
-FixedWork pipeline_transfers(const workload::Workload& w, const emulator::Emulator& emu) {
-  const auto& p = w.parallelism;
-  if (p.pp == 1) return {};
-  const auto r = emu.run_kernel(workload::pipeline_transfer(w),
-                                emulator::ClockPolicy::locked_at(w.gpu.clock_max));
-  const double replicas = static_cast<double>(w.gpus_per_stage()) * p.dp;
-  // Every microbatch crosses each stage boundary twice (activation, then its gradient).
-  return {r.time, r.dynamic_energy * (2.0 * p.microbatches * (p.pp - 1) * replicas)};
-}
-
 KeyFrontiers search_keys(const workload::Workload& w, search::Strategy strategy,
                          const PlanOptions& options, MethodResult& result) {
   executor::EmulatorExecutor exec(
@@ -127,8 +96,8 @@ double sweep_gpu_hours(const workload::Workload& w, const emulator::Emulator& em
 }
 
 MethodResult run_method(const workload::Workload& w, const emulator::Emulator& emu, Method method,
-                        const PlanOptions& options, const FixedWork& tail,
-                        const FixedWork& transfers) {
+                        const PlanOptions& options, const emulator::OutsideWork& tail,
+                        const emulator::OutsideWork& transfers) {
   MethodResult result;
   result.method = method;
   const auto clocks = w.gpu.search_clocks();
@@ -239,8 +208,11 @@ const IterationPoint* fastest_within(const MethodResult& m, Joules budget) {
 PlanResult plan(const workload::Workload& w, const PlanOptions& options) {
   if (options.methods.empty()) throw Error("no planning method given");
   const emulator::Emulator emu(w.gpu);
-  const FixedWork tail = gradient_tail(w, emu);
-  const FixedWork transfers = pipeline_transfers(w, emu);
+  // Work outside the instructions is the same for every method, at the maximum clock, as
+  // `kareus simulate` runs it.
+  const auto at_max = emulator::ClockPolicy::locked_at(w.gpu.clock_max);
+  const emulator::OutsideWork tail = emulator::gradient_reductions(w, emu, at_max);
+  const emulator::OutsideWork transfers = emulator::pipeline_transfers(w, emu, at_max);
   PlanResult result{w, {}, {}};
   for (Method m : options.methods) {
     if (options.on_progress) options.on_progress(fmt::format("planning {}", to_string(m)));

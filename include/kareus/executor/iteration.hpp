@@ -52,6 +52,21 @@ struct IterationResult {
 IterationResult simulate_iteration(const workload::Workload& w, const Emulator& emulator,
                                    const IterationOptions& options);
 
+// Work of an iteration outside its pipeline instructions, the same whatever the instructions'
+// clocks: `time` is what it adds to a path through the DAG, `dynamic_energy` the whole job's.
+struct OutsideWork {
+  Seconds time;
+  Joules dynamic_energy;
+};
+// One P2P transfer between neighbouring stages (time per transfer); every microbatch crosses
+// each stage boundary twice (activation, then its gradient) on every pipeline replica.
+OutsideWork pipeline_transfers(const workload::Workload& w, const Emulator& emulator,
+                               const ClockPolicy& policy);
+// The gradient reduction after the pipeline drains (DP or CP > 1): the slowest stage's time,
+// every replica's energy.
+OutsideWork gradient_reductions(const workload::Workload& w, const Emulator& emulator,
+                                const ClockPolicy& policy);
+
 // Longest path through the 1F1B DAG with per-(stage, direction) instruction times and a delay
 // on every edge between stages; the iteration time without the gradient reduction.
 Seconds pipeline_makespan(int stages, int microbatches, const std::vector<Seconds>& forward,

@@ -32,6 +32,34 @@ Seconds pipeline_makespan(int stages, int microbatches, const std::vector<Second
   return Seconds(makespan);
 }
 
+namespace {
+
+double pipeline_replicas(const workload::Workload& w) {
+  return static_cast<double>(w.gpus_per_stage()) * w.parallelism.dp;
+}
+
+}  // namespace
+
+OutsideWork pipeline_transfers(const workload::Workload& w, const Emulator& emulator,
+                               const ClockPolicy& policy) {
+  const auto& p = w.parallelism;
+  if (p.pp == 1) return {};
+  const RunResult r = emulator.run_kernel(workload::pipeline_transfer(w), policy);
+  return {r.time, r.dynamic_energy * (2.0 * p.microbatches * (p.pp - 1) * pipeline_replicas(w))};
+}
+
+OutsideWork gradient_reductions(const workload::Workload& w, const Emulator& emulator,
+                                const ClockPolicy& policy) {
+  OutsideWork out;
+  if (w.parallelism.dp == 1 && w.parallelism.cp == 1) return out;
+  for (int s = 0; s < w.parallelism.pp; ++s) {
+    const RunResult r = emulator.run_kernel(workload::gradient_reduction(w, s), policy);
+    out.time = std::max(out.time, r.time);
+    out.dynamic_energy += r.dynamic_energy * pipeline_replicas(w);
+  }
+  return out;
+}
+
 IterationResult simulate_iteration(const workload::Workload& w, const Emulator& emulator,
                                    const IterationOptions& options) {
   const auto& p = w.parallelism;
@@ -43,7 +71,7 @@ IterationResult simulate_iteration(const workload::Workload& w, const Emulator& 
   result.gpus = w.total_gpus();
   std::vector<Seconds> fwd(p.pp), bwd(p.pp);
   double busy = 0, clock_s = 0;
-  const double replicas = static_cast<double>(w.gpus_per_stage()) * p.dp;
+  const double replicas = pipeline_replicas(w);
   for (int s = 0; s < p.pp; ++s) {
     for (Direction d : {Direction::kForward, Direction::kBackward}) {
       const RunResult r = options.execution == Execution::kSequential
@@ -69,28 +97,15 @@ IterationResult simulate_iteration(const workload::Workload& w, const Emulator& 
       }
     }
   }
-  Seconds transfer(0);
-  if (p.pp > 1) {
-    const auto k = workload::pipeline_transfer(w);
-    const RunResult r = emulator.run_kernel(k, policy);
-    transfer = r.time;
-    // Every microbatch crosses each stage boundary twice (activation, then its gradient).
-    result.dynamic_energy += r.dynamic_energy * (2.0 * p.microbatches * (p.pp - 1) * replicas);
-  }
-  result.pipeline_transfer_time = transfer;
-  Seconds makespan = pipeline_makespan(p.pp, p.microbatches, fwd, bwd, transfer);
-  if (p.dp > 1 || p.cp > 1) {
-    Seconds slowest(0);
-    for (int s = 0; s < p.pp; ++s) {
-      const RunResult r = emulator.run_kernel(workload::gradient_reduction(w, s), policy);
-      slowest = std::max(slowest, r.time);
-      result.dynamic_energy += r.dynamic_energy * replicas;
-    }
-    result.gradient_reduction_time = slowest;
-    makespan += slowest;
-  }
-  result.iteration_time = makespan;
-  result.static_energy = w.gpu.static_power * makespan * static_cast<double>(result.gpus);
+  const OutsideWork transfers = pipeline_transfers(w, emulator, policy);
+  const OutsideWork reductions = gradient_reductions(w, emulator, policy);
+  result.dynamic_energy += transfers.dynamic_energy + reductions.dynamic_energy;
+  result.pipeline_transfer_time = transfers.time;
+  result.gradient_reduction_time = reductions.time;
+  result.iteration_time =
+      pipeline_makespan(p.pp, p.microbatches, fwd, bwd, transfers.time) + reductions.time;
+  result.static_energy =
+      w.gpu.static_power * result.iteration_time * static_cast<double>(result.gpus);
   result.average_clock = MHz(busy > 0 ? clock_s / busy : 0);
   return result;
 }
