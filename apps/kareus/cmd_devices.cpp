@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "commands.hpp"
@@ -27,19 +28,20 @@ struct Device {
   std::string energy_counter_note;
 };
 
-std::string catalogue_entry(const std::string& nvml_name) {
-  for (const auto& name : list_gpus()) {
-    if (load_gpu(name).display_name == nvml_name) return name;
-  }
-  return "";
+// Catalogue entries by the name NVML reports for them (their display_name).
+std::map<std::string, std::string> catalogue_by_nvml_name() {
+  std::map<std::string, std::string> out;
+  for (const auto& name : list_gpus()) out.emplace(load_gpu(name).display_name, name);
+  return out;
 }
 
-Device read_device(const nvml::Nvml& nvml, unsigned i) {
+Device read_device(const nvml::Nvml& nvml, unsigned i,
+                   const std::map<std::string, std::string>& catalogue) {
   Device d;
   d.index = i;
   d.name = nvml.name(i);
   d.uuid = nvml.uuid(i);
-  d.catalogue = catalogue_entry(d.name);
+  if (auto it = catalogue.find(d.name); it != catalogue.end()) d.catalogue = it->second;
   d.sm_clock = nvml.sm_clock(i);
   d.sm_clocks = nvml.supported_sm_clocks(i);
   d.power_limit = nvml.power_limit(i);
@@ -104,8 +106,10 @@ void register_devices_command(CLI::App& app) {
   cmd->add_flag("--json", *json, "Print one JSON document");
   cmd->callback([json] {
     const nvml::Nvml nvml;
+    const auto catalogue = catalogue_by_nvml_name();
     std::vector<Device> devices;
-    for (unsigned i = 0; i < nvml.device_count(); ++i) devices.push_back(read_device(nvml, i));
+    for (unsigned i = 0; i < nvml.device_count(); ++i)
+      devices.push_back(read_device(nvml, i, catalogue));
     if (*json) {
       Json list = Json::array();
       for (const Device& d : devices) list.push_back(to_json(d));

@@ -238,9 +238,6 @@ void run(const OverlapFlags& f) {
     for (int s : sms) reports.push_back(executor::emulate_overlap(emu, compute, comm, s, policy));
   }
 
-  const std::string what = fmt::format(
-      "{} {} {} beside {} of {:g} MiB over {} ranks on {}, {}, {}", f.compute, f.shape, f.dtype,
-      f.collective, comm.comm_bytes / (1 << 20), f.ranks, gpu.name, clock_text, executor_text);
   if (f.json) {
     Json rows = Json::array();
     for (const auto& r : reports) rows.push_back(to_json(r));
@@ -262,6 +259,9 @@ void run(const OverlapFlags& f) {
     std::cout << doc.dump(2) << "\n";
     return;
   }
+  const std::string what = fmt::format(
+      "{} {} {} beside {} of {:g} MiB over {} ranks on {}, {}, {}", f.compute, f.shape, f.dtype,
+      f.collective, comm.comm_bytes / (1 << 20), f.ranks, gpu.name, clock_text, executor_text);
   std::cout << what << "\n\n"
             << (f.sweep_sms.empty() ? format_one(reports.front()) : format_sweep(reports));
 }

@@ -33,6 +33,7 @@ Kernel collective(Collective c, double bytes, int ranks) {
 // 64 MiB AllReduce over 4 GPUs, as in the published A100 GEMM || AllReduce pairs.
 const Kernel kAllReduce = collective(Collective::kAllReduce, 64.0 * 1024 * 1024, 4);
 
+// The pair as `kareus overlap` reports it, in plain numbers for the assertions below.
 struct Pair {
   double compute_stretch = 0;  // compute time while co-running / alone on the whole GPU
   double comm_stretch = 0;     // collective time while co-running / alone on its CTAs
@@ -46,21 +47,15 @@ struct Pair {
 class OverlapTest : public ::testing::Test {
  protected:
   Pair pair(const Kernel& compute, const Kernel& comm, int ctas, double mhz) const {
-    const ClockPolicy policy = ClockPolicy::locked_at(MHz(mhz));
-    Pair p;
-    const RunResult compute_alone = emu.run_kernel(compute, policy);
-    const Kernel both[] = {compute, comm};
-    const RunResult comm_alone = emu.run_sequential(std::span(both + 1, 1), policy, ctas);
-    const CoRun co = emu.co_run(compute, comm, ctas, policy);
-    p.compute_stretch = co.compute_duration / compute_alone.time;
-    p.comm_stretch = co.comm_duration / comm_alone.time;
-    PartitionProgram program{std::span(both, 1), &comm, ctas, 0};
-    p.overlapped = emu.run_partition(program, policy).time.value();
-    p.serial = emu.run_sequential(std::span(both, 2), policy, ctas).time.value();
-    p.overlapped_power = co.power.value();
-    p.compute_power = compute_alone.average_power().value();
-    p.comm_power = comm_alone.average_power().value();
-    return p;
+    const executor::OverlapReport r =
+        executor::emulate_overlap(emu, compute, comm, ctas, ClockPolicy::locked_at(MHz(mhz)));
+    return {*r.compute_stretch,
+            *r.collective_stretch,
+            r.overlapped.time.value(),
+            r.serial.time.value(),
+            r.overlap_power->value(),
+            r.compute_alone.power().value(),
+            r.collective_alone.power().value()};
   }
 
   Emulator emu{load_gpu("a100-sxm4-40gb")};

@@ -80,7 +80,6 @@ struct ComputeAlone {
   double duration = 0;     // s, launch overhead and host floor included
   double busy_sms = 0;     // SMs doing math, averaged over the waves
   double held_sms = 0;
-  double hbm_share = 0;  // HBM bandwidth it uses, as a share of what the GPU delivers
 };
 
 // The phase in which a compute kernel and a collective run together.
@@ -124,6 +123,9 @@ class Emulator {
 
  private:
   struct Phase;
+  // W of one SM switching at full activity at clock f, and of HBM traffic at a byte rate.
+  double active_sm_power(MHz f) const;
+  double hbm_power(double bytes_per_second) const;
   // Dynamic power (W above idle) of a compute kernel run as `c`, and of a collective on `ctas`
   // CTAs lasting `duration` seconds.
   double compute_power(const ComputeAlone& c, const workload::Kernel& k, MHz f) const;

@@ -21,7 +21,6 @@ struct RunFigures {
 
 struct OverlapReport {
   int comm_sms = 0;
-  MHz clock;                    // the clock asked for (locked) or 0 under the governor
   RunFigures compute_alone;     // on the whole GPU
   RunFigures collective_alone;  // on comm_sms SMs
   RunFigures serial;            // compute, then the collective

@@ -81,7 +81,6 @@ ComputeAlone Emulator::compute_alone(const Kernel& k, int sms, MHz f) const {
   out.memory_time = k.bytes / (hbm * g.memory_sm_scaling(s / n));
   out.duration = std::max(out.math_time, out.memory_time) + g.kernel_launch_overhead.value();
   out.duration = std::max(out.duration, g.host_launch_interval.value());
-  out.hbm_share = k.bytes / out.duration / hbm;
   out.held_sms = s;
   return out;
 }
@@ -94,25 +93,26 @@ double Emulator::collective_alone(const Kernel& comm, int ctas, MHz f, double* b
   return gpu_.collective_latency.value() + workload::bus_bytes(comm) / std::max(bw, 1.0);
 }
 
-double Emulator::compute_power(const ComputeAlone& c, const Kernel& k, MHz f) const {
-  const GpuSpec& g = gpu_;
-  const double v = g.voltage(f);
+double Emulator::active_sm_power(MHz f) const {
   // SM switching power ~ V^2 f per active SM.
-  const double per_sm = g.dynamic_power_coefficient * v * v * (f.value() / 1000.0) / g.sm_count;
+  const double v = gpu_.voltage(f);
+  return gpu_.dynamic_power_coefficient * v * v * (f.value() / 1000.0) / gpu_.sm_count;
+}
+
+double Emulator::hbm_power(double bytes_per_second) const {
+  return bytes_per_second * 8.0 * gpu_.memory_access_energy_pj_per_bit * 1e-12;
+}
+
+double Emulator::compute_power(const ComputeAlone& c, const Kernel& k, MHz f) const {
   const double math_busy = c.math_time / c.duration;
-  return per_sm * (c.busy_sms * math_busy +
-                   c.held_sms * (1.0 - math_busy) * g.data_movement_sm_activity) +
-         g.uncore_active_power.value() +
-         k.bytes / c.duration * g.memory_access_energy_pj_per_bit * 1e-12 * 8.0;
+  return active_sm_power(f) * (c.busy_sms * math_busy +
+                               c.held_sms * (1.0 - math_busy) * gpu_.data_movement_sm_activity) +
+         gpu_.uncore_active_power.value() + hbm_power(k.bytes / c.duration);
 }
 
 double Emulator::collective_power(const Kernel& comm, int ctas, double duration, MHz f) const {
-  const GpuSpec& g = gpu_;
-  const double v = g.voltage(f);
-  const double per_sm = g.dynamic_power_coefficient * v * v * (f.value() / 1000.0) / g.sm_count;
-  return per_sm * ctas * g.data_movement_sm_activity +
-         g.hbm_bytes_per_link_byte * workload::bus_bytes(comm) / duration *
-             g.memory_access_energy_pj_per_bit * 1e-12 * 8.0;
+  return active_sm_power(f) * ctas * gpu_.data_movement_sm_activity +
+         hbm_power(gpu_.hbm_bytes_per_link_byte * workload::bus_bytes(comm) / duration);
 }
 
 Emulator::Phase Emulator::evaluate(const Kernel* compute, const Kernel* comm, int comm_sms,

@@ -26,8 +26,12 @@ PairPartitions pair_partitions(const Kernel& compute, const Kernel& comm) {
 
 namespace {
 
-RunFigures figures(const emulator::RunResult& r) { return {r.time, r.total_energy()}; }
-RunFigures figures(const Measurement& m) { return {m.time, m.total_energy}; }
+RunFigures figures(const emulator::RunResult& r) {
+  return {r.time, r.total_energy()};
+}
+RunFigures figures(const Measurement& m) {
+  return {m.time, m.total_energy};
+}
 
 }  // namespace
 
@@ -36,7 +40,6 @@ OverlapReport emulate_overlap(const emulator::Emulator& emu, const Kernel& compu
                               const emulator::ClockPolicy& policy) {
   OverlapReport r;
   r.comm_sms = comm_sms;
-  r.clock = policy.mode == emulator::ClockPolicy::Mode::kLocked ? policy.locked : MHz(0);
   const Kernel pair[] = {compute, comm};
   r.compute_alone = figures(emu.run_kernel(compute, policy));
   r.collective_alone = figures(emu.run_sequential(std::span(pair + 1, 1), policy, comm_sms));
@@ -56,8 +59,9 @@ OverlapReport measure_overlap(Executor& executor, const Kernel& compute, const K
   const PairPartitions parts = pair_partitions(compute, comm);
   OverlapReport r;
   r.comm_sms = comm_sms;
-  r.clock = clock;
-  const auto config = [&](const char* slot) { return partition::ExecConfig{slot, comm_sms, clock}; };
+  const auto config = [&](const char* slot) {
+    return partition::ExecConfig{slot, comm_sms, clock};
+  };
   r.compute_alone = figures(executor.measure(parts.compute_alone, {config("together")}).at(0));
   r.collective_alone =
       figures(executor.measure(parts.collective_alone, {config("together")}).at(0));
