@@ -43,6 +43,16 @@ function(kareus_add_test name)
       "KAREUS_DATA_DIR=${PROJECT_SOURCE_DIR}/data;XDG_CACHE_HOME=${PROJECT_BINARY_DIR}/test-cache")
 endfunction()
 
+# kareus_add_cli_test(<name> SOURCES <files>... DEPS <targets>... [USES <targets>...])
+# A test that runs the built kareus binary (KAREUS_BINARY) end to end; USES names further
+# executables or libraries it runs (their paths are up to the caller to pass).
+function(kareus_add_cli_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;USES" ${ARGN})
+  kareus_add_test(${name} SOURCES ${ARG_SOURCES} DEPS ${ARG_DEPS})
+  target_compile_definitions(${name} PRIVATE KAREUS_BINARY="$<TARGET_FILE:kareus>")
+  add_dependencies(${name} kareus ${ARG_USES})
+endfunction()
+
 # Adds every immediate subfolder of the current directory that has a CMakeLists.txt.
 macro(kareus_add_subfolders)
   file(GLOB _children LIST_DIRECTORIES true RELATIVE ${CMAKE_CURRENT_SOURCE_DIR}
