@@ -1,8 +1,55 @@
+# The modules from the bottom of the data flow up. A module may link to, and include the headers
+# of, only modules before it; kareus_add_module fails the configuration otherwise, so a cycle or an
+# upward dependency (the planner pulling in the runtime's NVML and sockets, say) cannot creep in.
+set(KAREUS_LAYERS
+  core hardware nvml xgb workload schedule partition executor frontier search store kernel_dvfs
+  energylens runtime planner capi)
+
+# Fails unless every kareus module that `name` links to (DEPS) or whose headers its sources and
+# public headers include sits below it in KAREUS_LAYERS.
+function(kareus_check_layering name deps)
+  list(FIND KAREUS_LAYERS ${name} own)
+  if(own EQUAL -1)
+    message(FATAL_ERROR "kareus: module ${name} is not in KAREUS_LAYERS (cmake/KareusModule.cmake); "
+                        "add it where it sits in the data flow")
+  endif()
+  set(used)
+  foreach(dep ${deps})
+    if(dep MATCHES "^kareus::(.+)$")
+      list(APPEND used "${CMAKE_MATCH_1}|links to kareus::${CMAKE_MATCH_1}")
+    endif()
+  endforeach()
+  file(GLOB_RECURSE files ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/*.hpp
+       ${PROJECT_SOURCE_DIR}/include/kareus/${name}/*.hpp)
+  foreach(file ${files})
+    file(STRINGS ${file} includes REGEX "^#include \"kareus/[a-z_]+/")
+    foreach(line ${includes})
+      string(REGEX MATCH "kareus/([a-z_]+)/" _ "${line}")
+      file(RELATIVE_PATH where ${PROJECT_SOURCE_DIR} ${file})
+      list(APPEND used "${CMAKE_MATCH_1}|${where} includes kareus/${CMAKE_MATCH_1}/")
+    endforeach()
+  endforeach()
+  foreach(entry ${used})
+    string(REPLACE "|" ";" parts "${entry}")
+    list(GET parts 0 module)
+    list(GET parts 1 what)
+    if(module STREQUAL name)
+      continue()
+    endif()
+    list(FIND KAREUS_LAYERS ${module} theirs)
+    if(theirs EQUAL -1 OR theirs GREATER own)
+      message(FATAL_ERROR "kareus: upward dependency: module ${name} ${what}, which is not below "
+                          "it in KAREUS_LAYERS (${KAREUS_LAYERS})")
+    endif()
+  endforeach()
+endfunction()
+
 # kareus_add_module(<name> [DEPS <targets>...])
 # One static library per stage folder: src/<name>/*.cpp with public headers in
 # include/kareus/<name>/. Modules link only to modules below them in the data flow.
 function(kareus_add_module name)
   cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  kareus_check_layering(${name} "${ARG_DEPS}")
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
   # A module's cuda/ folder is its own target, built only where the CUDA toolkit is found.
   file(GLOB_RECURSE cuda_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/cuda/*.cpp)

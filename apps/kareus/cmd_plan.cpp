@@ -229,7 +229,7 @@ void register_plan_command(CLI::App& app) {
       for (const auto& [m, r] : result.methods)
         write_file_atomically(dir / fmt::format("frontier_{}.csv", planner::to_string(m)),
                               frontier_csv(r));
-      write_file_atomically(dir / "schedule.json", runtime::to_json(schedule));
+      write_file_atomically(dir / "schedule.json", to_json(schedule));
       write_file_atomically(dir / "summary.json", summary.dump(2) + "\n");
     }
     if (!f->export_artifact.empty()) planner::export_artifact(result, chosen, f->export_artifact);

@@ -33,12 +33,12 @@ struct RunScheduleFlags {
 struct Step {
   int stage;
   std::size_t index;
-  const runtime::ScheduleInstruction* instruction;
+  const ScheduleInstruction* instruction;
   bool change;
   double observed_mhz = 0;  // SM clock read back after applying (played runs only)
 };
 
-std::vector<Step> steps_of(const runtime::Schedule& s, int only_stage) {
+std::vector<Step> steps_of(const Schedule& s, int only_stage) {
   std::vector<Step> out;
   for (const auto& stage : s.stages) {
     if (only_stage >= 0 && stage.stage != only_stage) continue;
@@ -50,7 +50,7 @@ std::vector<Step> steps_of(const runtime::Schedule& s, int only_stage) {
   return out;
 }
 
-std::string launches(const std::map<std::string, runtime::PartitionLaunch>& partitions) {
+std::string launches(const std::map<std::string, PartitionLaunch>& partitions) {
   std::string out;
   for (const auto& [key, p] : partitions) {
     out += fmt::format("{}{}@{}/{}", out.empty() ? "" : " ", key, p.slot, p.sms);
@@ -58,7 +58,7 @@ std::string launches(const std::map<std::string, runtime::PartitionLaunch>& part
   return out;
 }
 
-Json launches_json(const std::map<std::string, runtime::PartitionLaunch>& partitions) {
+Json launches_json(const std::map<std::string, PartitionLaunch>& partitions) {
   Json out = Json::object();
   for (const auto& [key, p] : partitions) out[key] = {{"slot", p.slot}, {"sms", p.sms}};
   return out;
@@ -69,7 +69,7 @@ struct Played {
   runtime::ControllerStats stats;
 };
 
-void play(const RunScheduleFlags& f, const runtime::Schedule& s, std::vector<Step>& steps,
+void play(const RunScheduleFlags& f, const Schedule& s, std::vector<Step>& steps,
           Played& out) {
   auto nvml = std::make_shared<const nvml::Nvml>();
   std::unique_ptr<runtime::ClockBackend> backend;
@@ -94,7 +94,7 @@ void play(const RunScheduleFlags& f, const runtime::Schedule& s, std::vector<Ste
   out.stats = controller.stats();
 }
 
-std::string format_report(const RunScheduleFlags& f, const runtime::Schedule& s,
+std::string format_report(const RunScheduleFlags& f, const Schedule& s,
                           const std::vector<Step>& steps, const Played* played) {
   std::string out =
       fmt::format("{} schedule for {} ({} stages), {}\n\n", s.method, s.gpu, s.stages.size(),
@@ -132,7 +132,7 @@ std::string format_report(const RunScheduleFlags& f, const runtime::Schedule& s,
   return out;
 }
 
-Json report_json(const RunScheduleFlags& f, const runtime::Schedule& s,
+Json report_json(const RunScheduleFlags& f, const Schedule& s,
                  const std::vector<Step>& steps, const Played* played) {
   Json instructions = Json::array();
   for (const Step& st : steps) {
@@ -166,7 +166,7 @@ Json report_json(const RunScheduleFlags& f, const runtime::Schedule& s,
 }
 
 void run(const RunScheduleFlags& f) {
-  const runtime::Schedule s = runtime::load_schedule(f.schedule);
+  const Schedule s = load_schedule(f.schedule);
   if (f.stage >= static_cast<int>(s.stages.size())) {
     throw Error::invalid("run-schedule", "--stage", std::to_string(f.stage),
                          fmt::format("the schedule has stages 0..{}", s.stages.size() - 1));

@@ -16,7 +16,7 @@ namespace {
 
 using runtime::FrequencyController;
 
-std::unique_ptr<FrequencyController> make_controller(const runtime::Schedule& schedule, int stage,
+std::unique_ptr<FrequencyController> make_controller(const Schedule& schedule, int stage,
                                                      unsigned gpu,
                                                      const std::optional<std::string>& daemon,
                                                      bool restore_on_signals) {

@@ -5,12 +5,11 @@
 
 #include "bindings.hpp"
 #include "kareus/core/error.hpp"
-#include "kareus/runtime/schedule.hpp"
+#include "kareus/schedule/schedule.hpp"
 
 namespace kareus::python {
 
 void bind_schedule(py::module_& m) {
-  using namespace runtime;
   py::class_<PartitionLaunch>(m, "PartitionLaunch",
                               "Where a partition's communication kernel starts, on how many SMs.")
       .def_readonly("slot", &PartitionLaunch::slot)

@@ -9,7 +9,7 @@
 #include "kareus/planner/planner.hpp"
 #include "kareus/runtime/energy_monitor.hpp"
 #include "kareus/runtime/frequency_controller.hpp"
-#include "kareus/runtime/schedule.hpp"
+#include "kareus/schedule/schedule.hpp"
 
 struct kareus_plan {
   kareus::planner::PlanResult result;
@@ -17,7 +17,7 @@ struct kareus_plan {
 };
 
 struct kareus_schedule {
-  kareus::runtime::Schedule schedule;
+  kareus::Schedule schedule;
 };
 
 struct kareus_controller {

@@ -8,14 +8,14 @@
 namespace kareus::capi {
 namespace {
 
-const runtime::StageSchedule& stage_of(const kareus_schedule* schedule, int stage) {
+const StageSchedule& stage_of(const kareus_schedule* schedule, int stage) {
   const auto& stages = required(schedule, "schedule")->schedule.stages;
   if (stage < 0) throw ArgumentError("stage " + std::to_string(stage) + " is negative");
   check_index(static_cast<std::size_t>(stage), stages.size(), "stage");
   return stages[static_cast<std::size_t>(stage)];
 }
 
-const runtime::ScheduleInstruction& instruction_of(const kareus_schedule* schedule, int stage,
+const ScheduleInstruction& instruction_of(const kareus_schedule* schedule, int stage,
                                                    std::size_t index) {
   const auto& instructions = stage_of(schedule, stage).instructions;
   check_index(index, instructions.size(), "instruction");
@@ -29,7 +29,7 @@ char* copy_to_malloc(const std::string& text) {
   return out;
 }
 
-kareus_schedule* wrap(runtime::Schedule schedule) {
+kareus_schedule* wrap(Schedule schedule) {
   auto out = std::make_unique<kareus_schedule>();
   out->schedule = std::move(schedule);
   return out.release();
@@ -46,7 +46,7 @@ extern "C" {
 kareus_status kareus_schedule_load(const char* path, kareus_schedule** out) {
   return guarded([&] {
     required(out, "out");
-    *out = wrap(runtime::load_schedule(required(path, "path")));
+    *out = wrap(load_schedule(required(path, "path")));
   });
 }
 
@@ -55,7 +55,7 @@ kareus_status kareus_schedule_parse(const char* json, const char* source_name,
   return guarded([&] {
     required(out, "out");
     *out = wrap(
-        runtime::parse_schedule(required(json, "json"), source_name ? source_name : "schedule"));
+        parse_schedule(required(json, "json"), source_name ? source_name : "schedule"));
   });
 }
 
@@ -66,7 +66,7 @@ void kareus_schedule_free(kareus_schedule* schedule) {
 kareus_status kareus_schedule_to_json(const kareus_schedule* schedule, char** json) {
   return guarded([&] {
     required(json, "json");
-    *json = copy_to_malloc(runtime::to_json(required(schedule, "schedule")->schedule));
+    *json = copy_to_malloc(to_json(required(schedule, "schedule")->schedule));
   });
 }
 

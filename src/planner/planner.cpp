@@ -299,11 +299,11 @@ Metrics compute_metrics(const MethodResult& m, const MethodResult* megatron,
   return out;
 }
 
-runtime::Schedule make_schedule(const PlanResult& plan, Method method,
+Schedule make_schedule(const PlanResult& plan, Method method,
                                 const IterationPoint& point) {
   const auto& m = plan.methods.at(method);
   const auto assignment = m.solver.assignment(point.plan);
-  runtime::Schedule s;
+  Schedule s;
   s.workload = plan.workload.to_json();
   // The schedule names the execution model the runtime plays; the exhaustive search is only a
   // different way of finding a Kareus plan.
@@ -312,12 +312,12 @@ runtime::Schedule make_schedule(const PlanResult& plan, Method method,
   s.predicted = {point.time, point.energy, point.dynamic_energy};
   const auto& dag = m.problem.dag;
   for (int stage = 0; stage < dag.stages; ++stage) {
-    runtime::StageSchedule ss;
+    StageSchedule ss;
     ss.stage = stage;
     for (int node : dag.stage_order[stage]) {
       const auto& instr = dag.nodes[node];
       const auto& opt = m.option_sets[m.problem.option_set_of[node]][assignment[node]];
-      runtime::ScheduleInstruction si;
+      ScheduleInstruction si;
       si.microbatch = instr.microbatch;
       si.direction = instr.direction == Direction::kForward ? "forward" : "backward";
       si.clock = MHz(std::round(opt.clock.value()));

@@ -6,7 +6,7 @@
 
 #include "common/run_cli.hpp"
 #include "kareus/core/json.hpp"
-#include "kareus/runtime/schedule.hpp"
+#include "kareus/schedule/schedule.hpp"
 
 namespace kareus {
 namespace {
@@ -100,7 +100,7 @@ TEST(PlanCli, OutWritesFrontiersSummaryAndALoadableSchedule) {
   EXPECT_NE(r.out.find("selected (kareus, deadline 100 s)"), std::string::npos) << r.out;
   for (const char* m : {"megatron", "perseus", "nanobatch-perseus", "kareus"})
     EXPECT_TRUE(fs::exists(out / (std::string("frontier_") + m + ".csv"))) << m;
-  const auto schedule = runtime::load_schedule(out / "schedule.json");
+  const auto schedule = load_schedule(out / "schedule.json");
   EXPECT_EQ(schedule.method, "kareus");
   EXPECT_EQ(schedule.stages.size(), 2u);
   const auto summary = JsonDocument::load_file((out / "summary.json").string());

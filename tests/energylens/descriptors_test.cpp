@@ -11,7 +11,7 @@
 #include "kareus/core/error.hpp"
 #include "kareus/core/paths.hpp"
 #include "kareus/energylens/import.hpp"
-#include "nvml/error_of.hpp"
+#include "common/error_of.hpp"
 
 namespace kareus::energylens {
 namespace {

@@ -6,7 +6,7 @@
 #include <functional>
 #include <thread>
 
-#include "error_of.hpp"
+#include "common/error_of.hpp"
 #include "fake_nvml/fake_nvml_fixture.hpp"
 
 namespace kareus::nvml {

@@ -64,8 +64,8 @@ TEST_F(Export, ScheduleWrittenAndReadBackIsTheSamePlan) {
       for (const auto& point : ten_point_frontier(result)) {
         const auto schedule = make_schedule(*plan, method, point);
         const auto path = dir / fmt::format("{}_{}.json", to_string(method), point.plan);
-        write_file_atomically(path, runtime::to_json(schedule));
-        EXPECT_EQ(runtime::load_schedule(path), schedule) << path;
+        write_file_atomically(path, to_json(schedule));
+        EXPECT_EQ(load_schedule(path), schedule) << path;
       }
     }
   }
@@ -146,7 +146,7 @@ void check_artifact(const PlanResult& plan, Method method, const fs::path& dir,
         ASSERT_EQ(c.items.size(), 1 + (fwd ? fwd_configs : bwd_configs));
         // Expected entries: recompute configs first in a backward, then the instruction's own.
         std::vector<std::string> expected;
-        auto add = [&](const std::map<std::string, runtime::PartitionLaunch>& cfg,
+        auto add = [&](const std::map<std::string, PartitionLaunch>& cfg,
                        const std::vector<std::string>& order) {
           for (const auto& k : order) {
             const auto it = cfg.find(k);

@@ -3,7 +3,7 @@
 
 #include <set>
 
-#include "../nvml/error_of.hpp"
+#include "common/error_of.hpp"
 #include "hand_made.hpp"
 
 namespace kareus::planner {

@@ -192,7 +192,7 @@ TEST(PartitionClockPlan, ScheduleCarriesStepClocksAndValidates) {
   std::size_t with_steps = 0;
   for (const auto& point : m.frontier) {
     const auto s = make_schedule(result, Method::kKareus, point);
-    runtime::validate_schedule(s, "schedule");
+    validate_schedule(s, "schedule");
     for (const auto& stage : s.stages)
       for (const auto& in : stage.instructions)
         if (!in.step_clocks.empty()) {

@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "child_process.hpp"
-#include "error_of.hpp"
+#include "common/error_of.hpp"
 #include "fake_nvml/fake_nvml_fixture.hpp"
 
 namespace kareus::runtime {

@@ -31,6 +31,8 @@ void ready() {
 
 int run_controller(const std::string& schedule_path, int stage, const std::string& mode) {
   using namespace kareus::runtime;
+  using kareus::load_schedule;
+  using kareus::Schedule;
   if (mode == "chained") std::signal(SIGINT, [](int) { interrupted = 1; });
   if (mode == "nohup") std::signal(SIGHUP, SIG_IGN);
   auto nvml = std::make_shared<const kareus::nvml::Nvml>();

@@ -12,7 +12,7 @@
 #include "kareus/frontier/pipeline_solver.hpp"
 #include "kareus/planner/composition.hpp"
 #include "kareus/planner/partition_clocks.hpp"
-#include "kareus/runtime/schedule.hpp"
+#include "kareus/schedule/schedule.hpp"
 #include "kareus/search/search.hpp"
 #include "kareus/store/store.hpp"
 
@@ -90,6 +90,6 @@ Metrics compute_metrics(const MethodResult& m, const MethodResult* megatron,
                         const MethodResult* perseus);
 
 // The schedule of one frontier point, for the runtime.
-runtime::Schedule make_schedule(const PlanResult& plan, Method method, const IterationPoint& point);
+Schedule make_schedule(const PlanResult& plan, Method method, const IterationPoint& point);
 
 }  // namespace kareus::planner

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "kareus/runtime/clock_backend.hpp"
-#include "kareus/runtime/schedule.hpp"
+#include "kareus/schedule/schedule.hpp"
 
 namespace kareus::runtime {
 

@@ -13,7 +13,7 @@
 #include "kareus/core/json.hpp"
 #include "kareus/core/units.hpp"
 
-namespace kareus::runtime {
+namespace kareus {
 
 inline constexpr int kScheduleFormatVersion = 1;
 
@@ -71,4 +71,4 @@ Schedule parse_schedule(std::string_view text, const std::string& source_name);
 void validate_schedule(const Schedule& schedule, std::string_view where);
 std::string to_json(const Schedule& schedule);
 
-}  // namespace kareus::runtime
+}  // namespace kareus

@@ -1,4 +1,4 @@
-#include "kareus/runtime/schedule.hpp"
+#include "kareus/schedule/schedule.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,7 +9,7 @@
 
 #include "kareus/core/error.hpp"
 
-namespace kareus::runtime {
+namespace kareus {
 namespace {
 
 const std::set<std::string> kMethods = {"kareus", "perseus", "nanobatch-perseus", "megatron"};
@@ -223,4 +223,4 @@ std::string to_json(const Schedule& s) {
   return root.dump(2) + "\n";
 }
 
-}  // namespace kareus::runtime
+}  // namespace kareus

@@ -1,13 +1,13 @@
-#include "kareus/runtime/schedule.hpp"
+#include "kareus/schedule/schedule.hpp"
 
 #include <gtest/gtest.h>
 
 #include <functional>
 
-#include "error_of.hpp"
+#include "common/error_of.hpp"
 #include "kareus/core/error.hpp"
 
-namespace kareus::runtime {
+namespace kareus {
 namespace {
 
 using kareus::testing::error_of;
@@ -179,4 +179,4 @@ TEST(Schedule, MissingFileIsAnError) {
 }
 
 }  // namespace
-}  // namespace kareus::runtime
+}  // namespace kareus
