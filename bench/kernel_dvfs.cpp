@@ -45,7 +45,8 @@ int main() {
     for (double ms : latencies_ms) {
       StudyOptions o = ideal;
       o.ideal = false;
-      o.switching = uniform_switch_cost(seq.clocks.size(), milliseconds(ms), w.gpu.static_power);
+      o.switching =
+          frontier::uniform_switch_cost(seq.clocks.size(), milliseconds(ms), w.gpu.static_power);
       real.push_back(run_study(seq, o));
     }
 

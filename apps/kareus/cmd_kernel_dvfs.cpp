@@ -121,7 +121,7 @@ void configure_switching(const KernelDvfsFlags& flags, const Input& in, StudyOpt
   } else {
     const bool given = flags.switch_latency_ms >= 0;
     const Seconds latency = given ? milliseconds(flags.switch_latency_ms) : kDefaultSwitchLatency;
-    options.switching = uniform_switch_cost(seq.clocks.size(), latency, power);
+    options.switching = frontier::uniform_switch_cost(seq.clocks.size(), latency, power);
     options.switching_source =
         given ? fmt::format("L = {} ms (--switch-latency-ms)", flags.switch_latency_ms)
               : fmt::format(

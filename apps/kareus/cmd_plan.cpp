@@ -34,7 +34,7 @@ struct PlanFlags {
   std::string export_artifact;
   double unit_time_ms = 1.0;
   std::string clock_granularity = "instruction";
-  double switch_latency_ms = kernel_dvfs::kDefaultSwitchLatency.value() * 1e3;
+  double switch_latency_ms = kDefaultSwitchLatency.value() * 1e3;
   bool json = false;
   bool quiet = false;
 };

@@ -91,15 +91,16 @@ std::vector<Phase> pass_phases(const KernelSequence& sequence) {
   return phases;
 }
 
-std::vector<Step> phase_steps(const KernelSequence& sequence, std::span<const Phase> phases) {
-  std::vector<Step> steps;
+std::vector<frontier::Step> phase_steps(const KernelSequence& sequence,
+                                        std::span<const Phase> phases) {
+  std::vector<frontier::Step> steps;
   for (const auto& phase : phases) {
-    Step step;
+    frontier::Step step;
     step.name = sequence.kernels[phase.first].name;
     if (phase.end - phase.first > 1)
       step.name += fmt::format(" .. {}", sequence.kernels[phase.end - 1].name);
     for (std::size_t c = 0; c < sequence.clocks.size(); ++c) {
-      StepOption option{c, Seconds(0), Joules(0)};
+      frontier::StepOption option{c, Seconds(0), Joules(0)};
       for (std::size_t k = phase.first; k < phase.end; ++k) {
         option.time += sequence.kernels[k].time[c];
         option.energy += sequence.kernels[k].energy[c];

@@ -11,7 +11,7 @@ namespace kareus::kernel_dvfs {
 namespace {
 
 Outcome outcome_of(const KernelSequence& sequence, std::span<const Phase> phases,
-                   const Plan& plan) {
+                   const frontier::SequencePlan& plan) {
   Outcome out;
   out.feasible = plan.feasible;
   if (!plan.feasible) return out;
@@ -26,7 +26,7 @@ Outcome fixed_outcome(const KernelSequence& sequence, std::vector<std::size_t> c
   Outcome out;
   out.feasible = true;
   // Clock changes made by the firmware are not charged: they are part of its measured behaviour.
-  out.cost = evaluate_choice(steps, clocks, SwitchCost{});
+  out.cost = frontier::evaluate_choice(steps, clocks, frontier::SwitchCost{});
   out.kernel_clock = std::move(clocks);
   return out;
 }
@@ -83,8 +83,8 @@ StudyResult run_study(const KernelSequence& sequence, const StudyOptions& option
   result.reference_time = options.reference == Reference::governor ? result.governor->cost.time
                                                                    : result.max_clock.cost.time;
 
-  const SwitchCost none;
-  const SwitchCost& switching = options.ideal ? none : options.switching;
+  const frontier::SwitchCost none;
+  const frontier::SwitchCost& switching = options.ideal ? none : options.switching;
   const auto kernel_level = options.min_dwell.value() > 0
                                 ? dwell_phases(sequence, options.min_dwell)
                                 : kernel_phases(sequence);
@@ -111,20 +111,21 @@ StudyResult run_study(const KernelSequence& sequence, const StudyOptions& option
     BoundResult& r = result.bounds[i];
     r.bound = options.slowdowns[i];
     r.time_budget = result.reference_time * (1.0 + r.bound);
-    PlanOptions plan_options;
+    frontier::SequenceBudget plan_options;
     plan_options.time_budget = r.time_budget;
     plan_options.time_bins = options.time_bins;
 
-    const Plan plan = plan_min_energy(kernel_steps, switching, plan_options);
+    const frontier::SequencePlan plan =
+        frontier::plan_min_energy(kernel_steps, switching, plan_options);
     r.kernel_level = outcome_of(sequence, kernel_level, plan);
     r.phases = kernel_steps.size();
     r.quantum = plan.quantum;
     r.quantisation_loss = plan.quantisation_loss;
     if (!options.ideal)
       r.kernel_ideal =
-          outcome_of(sequence, single, plan_min_energy(single_steps, none, plan_options));
-    r.pass_level =
-        outcome_of(sequence, passes, plan_min_energy(pass_steps, switching, plan_options));
+          outcome_of(sequence, single, frontier::plan_min_energy(single_steps, none, plan_options));
+    r.pass_level = outcome_of(sequence, passes,
+                              frontier::plan_min_energy(pass_steps, switching, plan_options));
     if (tighter) {
       keep_better(r.kernel_level, tighter->kernel_level);
       if (r.kernel_ideal) keep_better(*r.kernel_ideal, *tighter->kernel_ideal);
@@ -135,7 +136,7 @@ StudyResult run_study(const KernelSequence& sequence, const StudyOptions& option
     relate_to(r.pass_level, result.max_clock);
     tighter = &r;
   }
-  if (options.curve) result.curve = lagrangian_curve(single_steps);
+  if (options.curve) result.curve = frontier::lagrangian_curve(single_steps);
   return result;
 }
 

@@ -16,7 +16,8 @@ std::optional<std::size_t> index_of(const std::vector<MHz>& clocks, double f) {
   return std::nullopt;
 }
 
-SwitchCost from_table(const CsvTable& table, const std::vector<MHz>& clocks, Watts power) {
+frontier::SwitchCost from_table(const CsvTable& table, const std::vector<MHz>& clocks,
+                                Watts power) {
   table.require_columns({"from_mhz", "to_mhz", "latency_ms"});
   const std::size_t n = clocks.size();
   std::vector<std::vector<std::optional<Seconds>>> seen(n, std::vector<std::optional<Seconds>>(n));
@@ -33,7 +34,7 @@ SwitchCost from_table(const CsvTable& table, const std::vector<MHz>& clocks, Wat
     if (seen[*from][*to]) row.fail("to_mhz", "this (from_mhz, to_mhz) pair already has a row");
     seen[*from][*to] = milliseconds(ms);
   }
-  SwitchCost cost;
+  frontier::SwitchCost cost;
   cost.power = power;
   cost.latency.assign(n, std::vector<Seconds>(n, Seconds(0)));
   for (std::size_t a = 0; a < n; ++a)
@@ -51,13 +52,13 @@ SwitchCost from_table(const CsvTable& table, const std::vector<MHz>& clocks, Wat
 
 }  // namespace
 
-SwitchCost load_switch_latency_csv(const std::filesystem::path& path,
-                                   const std::vector<MHz>& clocks, Watts power) {
+frontier::SwitchCost load_switch_latency_csv(const std::filesystem::path& path,
+                                             const std::vector<MHz>& clocks, Watts power) {
   return from_table(CsvTable::read_file(path), clocks, power);
 }
 
-SwitchCost parse_switch_latency_csv(std::string_view text, const std::string& source,
-                                    const std::vector<MHz>& clocks, Watts power) {
+frontier::SwitchCost parse_switch_latency_csv(std::string_view text, const std::string& source,
+                                              const std::vector<MHz>& clocks, Watts power) {
   return from_table(CsvTable::parse(text, source), clocks, power);
 }
 

@@ -39,8 +39,8 @@ TEST(Study, NeverExceedsTheSlowdownBoundAndIsMonotone) {
     StudyOptions options;
     options.slowdowns = {0.05, 0.0, 0.006, 0.01, 0.02};
     options.ideal = trial % 2 == 0;
-    options.switching =
-        uniform_switch_cost(seq.clocks.size(), microseconds(rng.uniform(0, 300)), Watts(80));
+    options.switching = frontier::uniform_switch_cost(seq.clocks.size(),
+                                                      microseconds(rng.uniform(0, 300)), Watts(80));
     options.time_bins = 500;
     const StudyResult result = run_study(seq, options);
     ASSERT_EQ(result.bounds.size(), options.slowdowns.size());
@@ -85,7 +85,7 @@ TEST(Study, LongSwitchLatencyLeavesOneClock) {
   const auto seq = random_sequence(rng, 20);
   StudyOptions options;
   options.slowdowns = {0.01};
-  options.switching = uniform_switch_cost(seq.clocks.size(), milliseconds(25), Watts(80));
+  options.switching = frontier::uniform_switch_cost(seq.clocks.size(), milliseconds(25), Watts(80));
   const auto result = run_study(seq, options);
   EXPECT_EQ(result.bounds[0].kernel_level.cost.switches, 0u);
   ASSERT_TRUE(result.bounds[0].kernel_ideal);

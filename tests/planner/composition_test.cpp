@@ -9,21 +9,12 @@
 #include "kareus/core/rng.hpp"
 #include "kareus/executor/executor.hpp"
 #include "kareus/planner/composition.hpp"
+#include "searched_keys.hpp"
 
 namespace kareus::planner {
 namespace {
 
 using workload::Direction;
-
-KeyFrontiers exhaustive_keys(const workload::Workload& w) {
-  executor::EmulatorExecutor exec{emulator::Emulator(w.gpu)};
-  store::PartitionSearchOptions so;
-  so.search.strategy = search::Strategy::exhaustive;
-  KeyFrontiers keys;
-  for (const auto& p : partition::representative_partitions(w))
-    keys.emplace(p.key, store::search_partition(w, p, exec, so));
-  return keys;
-}
 
 struct Case {
   std::string name;
@@ -38,7 +29,7 @@ TEST_P(CompositionVsDirect, RandomOptionsMatchWithinThreePercent) {
   const auto& c = GetParam();
   const auto w = kareus::testing::llama3b(c.tp, c.cp, c.gpu);
   const emulator::Emulator emu(w.gpu);
-  const auto keys = exhaustive_keys(w);
+  const auto keys = kareus::testing::searched_keys(w, search::Strategy::exhaustive);
   const auto clocks = w.gpu.search_clocks();
   Rng rng(20260117);
   int checked = 0;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kareus/core/units.hpp"
-#include "kareus/kernel_dvfs/planner.hpp"
+#include "kareus/frontier/step_sequence.hpp"
 
 namespace kareus::kernel_dvfs {
 
@@ -54,7 +54,8 @@ std::vector<Phase> dwell_phases(const KernelSequence& sequence, Seconds min_dwel
 std::vector<Phase> pass_phases(const KernelSequence& sequence);
 
 // One planner step per phase; option c runs the whole phase at clocks[c].
-std::vector<Step> phase_steps(const KernelSequence& sequence, std::span<const Phase> phases);
+std::vector<frontier::Step> phase_steps(const KernelSequence& sequence,
+                                        std::span<const Phase> phases);
 // The clock index of every kernel when phase p runs at option choice[p].
 std::vector<std::size_t> kernel_clocks(const KernelSequence& sequence,
                                        std::span<const Phase> phases,

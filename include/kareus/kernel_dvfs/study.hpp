@@ -9,7 +9,7 @@
 
 #include "kareus/core/json.hpp"
 #include "kareus/core/units.hpp"
-#include "kareus/kernel_dvfs/planner.hpp"
+#include "kareus/frontier/step_sequence.hpp"
 #include "kareus/kernel_dvfs/profile.hpp"
 
 namespace kareus::kernel_dvfs {
@@ -22,8 +22,8 @@ struct StudyOptions {
   // Enables the default-governor baseline: the firmware keeps each kernel at the highest clock
   // whose average power fits under this limit.
   std::optional<Watts> power_limit;
-  bool ideal = false;    // ignore switching costs, as the paper does
-  SwitchCost switching;  // used unless ideal
+  bool ideal = false;              // ignore switching costs, as the paper does
+  frontier::SwitchCost switching;  // used unless ideal
   std::string switching_source;
   Seconds min_dwell;  // kernels are grouped into phases lasting at least this long
   std::size_t time_bins = 4000;
@@ -32,7 +32,7 @@ struct StudyOptions {
 
 struct Outcome {
   bool feasible = false;
-  PlanCost cost;
+  frontier::SequenceCost cost;
   std::vector<std::size_t> kernel_clock;  // clock index per kernel
   double energy_saving = 0;               // 1 - E / E(max clock)
   double slowdown = 0;                    // T / T(max clock) - 1
@@ -54,7 +54,7 @@ struct StudyResult {
   std::optional<Outcome> governor;
   Seconds reference_time;
   std::vector<BoundResult> bounds;
-  std::vector<CurvePoint> curve;
+  std::vector<frontier::CurvePoint> curve;
   std::vector<std::string> notes;
 };
 

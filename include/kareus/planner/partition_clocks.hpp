@@ -12,7 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "kareus/kernel_dvfs/switching.hpp"
+#include "kareus/frontier/switching_hull.hpp"
+#include "kareus/hardware/clock_switch.hpp"
 #include "kareus/planner/composition.hpp"
 
 namespace kareus::planner {
@@ -23,7 +24,7 @@ const char* to_string(ClockGranularity g);
 ClockGranularity parse_clock_granularity(const std::string& text);
 
 struct PartitionClockOptions {
-  Seconds switch_latency = kernel_dvfs::kDefaultSwitchLatency;
+  Seconds switch_latency = kDefaultSwitchLatency;
   // Whole-GPU power while the stream waits for a switch. Unset: the kernel-DVFS default, the
   // lowest average power of any step of the instruction at any clock (docs/kernel-dvfs.md).
   std::optional<Watts> switch_power;
@@ -41,17 +42,6 @@ struct InstructionStep {
 };
 std::vector<InstructionStep> instruction_steps(const workload::Workload& w, int stage,
                                                workload::Direction d);
-
-// The vertices of the lower convex hull of (time, energy) over all choices of one option per
-// step, switches included, with the choice of each: exact, by a Lagrangian sweep
-// (Eisner-Severance) over a Viterbi DP. `switching` must charge every pair of distinct clocks
-// alike (uniform_switch_cost), which keeps each DP pass O(steps x clocks).
-struct HullPlan {
-  std::vector<std::size_t> choice;
-  kernel_dvfs::PlanCost cost;
-};
-std::vector<HullPlan> switching_hull(const std::vector<kernel_dvfs::Step>& steps,
-                                     std::size_t clocks, const kernel_dvfs::SwitchCost& switching);
 
 // Adds to `instruction_options` (composed_options' result for the same instruction) the options
 // that change clock between steps. For each configuration combination on that frontier, the

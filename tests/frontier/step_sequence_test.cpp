@@ -1,10 +1,10 @@
 #include <gtest/gtest.h>
 
 #include "kareus/core/error.hpp"
-#include "kareus/kernel_dvfs/planner.hpp"
-#include "random_instances.hpp"
+#include "kareus/frontier/step_sequence.hpp"
+#include "random_step_sequences.hpp"
 
-namespace kareus::kernel_dvfs {
+namespace kareus::frontier {
 namespace {
 
 using testing::brute_force;
@@ -23,10 +23,10 @@ void expect_exact(bool with_switching) {
     const SwitchCost switching =
         with_switching ? random_switch_cost(rng, clocks, true) : SwitchCost{};
     const Seconds budget = fastest_total(steps) + milliseconds(rng.uniform(0, 20));
-    PlanOptions options;
+    SequenceBudget options;
     options.time_budget = budget;
     options.quantum = milliseconds(1);
-    const Plan plan = plan_min_energy(steps, switching, options);
+    const SequencePlan plan = plan_min_energy(steps, switching, options);
     const auto brute = brute_force(steps, switching, budget);
     ASSERT_EQ(plan.feasible, brute.feasible) << "trial " << trial;
     if (!brute.feasible) continue;
@@ -52,10 +52,10 @@ TEST(Planner, RealTimesStayWithinBudgetAndQuantisationLoss) {
     const auto clocks = static_cast<std::size_t>(rng.integer(2, 4));
     const auto steps = random_steps(rng, n, clocks, false);
     const SwitchCost switching = trial % 2 ? random_switch_cost(rng, clocks, false) : SwitchCost{};
-    PlanOptions options;
+    SequenceBudget options;
     options.time_budget = fastest_total(steps) + milliseconds(rng.uniform(0, 15));
     options.time_bins = 50;
-    const Plan plan = plan_min_energy(steps, switching, options);
+    const SequencePlan plan = plan_min_energy(steps, switching, options);
     const auto exact = brute_force(steps, switching, options.time_budget);
     const auto shrunk = brute_force(steps, switching, options.time_budget - plan.quantisation_loss);
     if (!plan.feasible) {
@@ -76,10 +76,10 @@ TEST(Planner, FixedQuantumIsMonotoneInBudget) {
   const SwitchCost switching = random_switch_cost(rng, 6, true);
   double previous = std::numeric_limits<double>::infinity();
   for (int extra = 0; extra <= 60; extra += 3) {
-    PlanOptions options;
+    SequenceBudget options;
     options.time_budget = fastest_total(steps) + milliseconds(extra);
     options.quantum = milliseconds(1);
-    const Plan plan = plan_min_energy(steps, switching, options);
+    const SequencePlan plan = plan_min_energy(steps, switching, options);
     if (!plan.feasible) continue;
     EXPECT_LE(plan.cost.energy.value(), previous + 1e-12);
     previous = plan.cost.energy.value();
@@ -93,35 +93,35 @@ TEST(Planner, ChargesEachSwitchItsLatencyAndEnergy) {
       {"b", {{0, milliseconds(5), Joules(0.5)}, {1, milliseconds(4), Joules(1.0)}}}};
   const SwitchCost switching = uniform_switch_cost(2, milliseconds(2), Watts(50));
   const std::vector<std::size_t> cheap{1, 0};
-  const PlanCost cost = evaluate_choice(steps, cheap, switching);
+  const SequenceCost cost = evaluate_choice(steps, cheap, switching);
   EXPECT_EQ(cost.switches, 1u);
   EXPECT_NEAR(cost.time.value(), 0.012, 1e-12);
   EXPECT_NEAR(cost.energy.value(), 1.0 + 0.1, 1e-12);
 
-  PlanOptions options;
+  SequenceBudget options;
   options.quantum = milliseconds(1);
   options.time_budget = milliseconds(11);  // room for the slow options but not for the switch
-  const Plan plan = plan_min_energy(steps, switching, options);
+  const SequencePlan plan = plan_min_energy(steps, switching, options);
   ASSERT_TRUE(plan.feasible);
   EXPECT_EQ(plan.cost.switches, 0u);
   EXPECT_NEAR(plan.cost.energy.value(), 1.5, 1e-12);
 
   options.initial_clock = 0;  // starting at clock 0, choosing clock 1 first costs a switch
-  const Plan from_zero = plan_min_energy(steps, switching, options);
+  const SequencePlan from_zero = plan_min_energy(steps, switching, options);
   ASSERT_TRUE(from_zero.feasible);
   EXPECT_EQ(from_zero.choice, (std::vector<std::size_t>{0, 0}));
 }
 
 TEST(Planner, InfeasibleWhenEvenTheFastestPlanIsTooSlow) {
   std::vector<Step> steps{{"a", {{0, milliseconds(4), Joules(1.0)}}}};
-  PlanOptions options;
+  SequenceBudget options;
   options.time_budget = milliseconds(3);
   EXPECT_FALSE(plan_min_energy(steps, SwitchCost{}, options).feasible);
 }
 
 TEST(Planner, RejectsStepsWithoutOptionsOrBadValues) {
   std::vector<Step> empty{{"a", {}}};
-  PlanOptions options;
+  SequenceBudget options;
   options.time_budget = Seconds(1);
   EXPECT_THROW(plan_min_energy(empty, SwitchCost{}, options), Error);
   std::vector<Step> negative{{"a", {{0, Seconds(-1), Joules(1)}}}};
@@ -139,10 +139,10 @@ TEST(LagrangianCurve, VerticesAreDpOptimaAndConvex) {
   const auto curve = lagrangian_curve(steps);
   ASSERT_GE(curve.size(), 2u);
   for (std::size_t i = 0; i < curve.size(); ++i) {
-    PlanOptions options;
+    SequenceBudget options;
     options.time_budget = curve[i].time;
     options.quantum = milliseconds(1);
-    const Plan plan = plan_min_energy(steps, SwitchCost{}, options);
+    const SequencePlan plan = plan_min_energy(steps, SwitchCost{}, options);
     ASSERT_TRUE(plan.feasible);
     EXPECT_NEAR(plan.cost.energy.value(), curve[i].energy.value(), 1e-9) << "vertex " << i;
     if (i > 0) {
@@ -155,4 +155,4 @@ TEST(LagrangianCurve, VerticesAreDpOptimaAndConvex) {
 }
 
 }  // namespace
-}  // namespace kareus::kernel_dvfs
+}  // namespace kareus::frontier

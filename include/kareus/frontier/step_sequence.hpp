@@ -12,7 +12,7 @@
 
 #include "kareus/core/units.hpp"
 
-namespace kareus::kernel_dvfs {
+namespace kareus::frontier {
 
 // One way to run a step. `clock` indexes the caller's clock table; switching costs are charged
 // whenever consecutive steps run at different clock indices.
@@ -42,7 +42,7 @@ struct SwitchCost {
 // The same latency for every pair of distinct clocks.
 SwitchCost uniform_switch_cost(std::size_t clocks, Seconds latency, Watts power);
 
-struct PlanOptions {
+struct SequenceBudget {
   Seconds time_budget;
   // Resolution of the DP: the slack (budget minus the sum of every step's fastest option) is cut
   // into this many quanta. Ignored when `quantum` is set.
@@ -54,7 +54,7 @@ struct PlanOptions {
 };
 
 // Totals of a given choice, including its switches.
-struct PlanCost {
+struct SequenceCost {
   Seconds time;
   Joules energy;
   std::size_t switches = 0;
@@ -62,10 +62,10 @@ struct PlanCost {
   Joules switch_energy;
 };
 
-struct Plan {
+struct SequencePlan {
   bool feasible = false;
   std::vector<std::size_t> choice;  // option index per step
-  PlanCost cost;
+  SequenceCost cost;
   Seconds quantum;
   // Each step's slack, and each switch's latency, is rounded up to whole quanta, so the plan never
   // exceeds the budget; the price is that no plan with true time <= budget - quantisation_loss
@@ -73,12 +73,12 @@ struct Plan {
   Seconds quantisation_loss;
 };
 
-PlanCost evaluate_choice(std::span<const Step> steps, std::span<const std::size_t> choice,
-                         const SwitchCost& switching,
-                         std::optional<std::size_t> initial_clock = std::nullopt);
+SequenceCost evaluate_choice(std::span<const Step> steps, std::span<const std::size_t> choice,
+                             const SwitchCost& switching,
+                             std::optional<std::size_t> initial_clock = std::nullopt);
 
-Plan plan_min_energy(std::span<const Step> steps, const SwitchCost& switching,
-                     const PlanOptions& options);
+SequencePlan plan_min_energy(std::span<const Step> steps, const SwitchCost& switching,
+                             const SequenceBudget& options);
 
 // A vertex of the lower convex hull of total energy against total time with free switching:
 // the plan that minimises energy + lambda x time. Consecutive vertices differ in one step's option.
@@ -93,4 +93,4 @@ struct CurvePoint {
 // Lagrangian sweep over lambda from infinity (fastest plan) down to zero (lowest-energy plan).
 std::vector<CurvePoint> lagrangian_curve(std::span<const Step> steps);
 
-}  // namespace kareus::kernel_dvfs
+}  // namespace kareus::frontier

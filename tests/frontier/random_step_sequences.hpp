@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "kareus/core/rng.hpp"
-#include "kareus/kernel_dvfs/planner.hpp"
+#include "kareus/frontier/step_sequence.hpp"
 
-namespace kareus::kernel_dvfs::testing {
+namespace kareus::frontier::testing {
 
 // `integer_ms`: times and latencies are whole milliseconds, so a 1 ms quantum is exact.
 inline std::vector<Step> random_steps(Rng& rng, std::size_t steps, std::size_t clocks,
@@ -47,7 +47,7 @@ inline BruteForce brute_force(const std::vector<Step>& steps, const SwitchCost& 
   BruteForce best;
   std::vector<std::size_t> choice(steps.size(), 0);
   while (true) {
-    const PlanCost cost = evaluate_choice(steps, choice, switching);
+    const SequenceCost cost = evaluate_choice(steps, choice, switching);
     if (cost.time <= budget && cost.energy.value() < best.energy) {
       best.feasible = true;
       best.energy = cost.energy.value();
@@ -68,4 +68,4 @@ inline Seconds fastest_total(const std::vector<Step>& steps) {
   return total;
 }
 
-}  // namespace kareus::kernel_dvfs::testing
+}  // namespace kareus::frontier::testing

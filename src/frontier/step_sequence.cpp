@@ -1,4 +1,4 @@
-#include "kareus/kernel_dvfs/planner.hpp"
+#include "kareus/frontier/step_sequence.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 
 #include "kareus/core/error.hpp"
 
-namespace kareus::kernel_dvfs {
+namespace kareus::frontier {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -60,11 +60,12 @@ SwitchCost uniform_switch_cost(std::size_t clocks, Seconds latency, Watts power)
   return cost;
 }
 
-PlanCost evaluate_choice(std::span<const Step> steps, std::span<const std::size_t> choice,
-                         const SwitchCost& switching, std::optional<std::size_t> initial_clock) {
+SequenceCost evaluate_choice(std::span<const Step> steps, std::span<const std::size_t> choice,
+                             const SwitchCost& switching,
+                             std::optional<std::size_t> initial_clock) {
   if (choice.size() != steps.size())
     throw Error(fmt::format("a plan has {} choices for {} steps", choice.size(), steps.size()));
-  PlanCost cost;
+  SequenceCost cost;
   std::optional<std::size_t> clock = initial_clock;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const auto& option = steps[i].options.at(choice[i]);
@@ -82,8 +83,8 @@ PlanCost evaluate_choice(std::span<const Step> steps, std::span<const std::size_
   return cost;
 }
 
-Plan plan_min_energy(std::span<const Step> steps, const SwitchCost& switching,
-                     const PlanOptions& options) {
+SequencePlan plan_min_energy(std::span<const Step> steps, const SwitchCost& switching,
+                             const SequenceBudget& options) {
   validate(steps, switching);
   const std::size_t n = steps.size();
   std::vector<Seconds> fastest(n);
@@ -94,7 +95,7 @@ Plan plan_min_energy(std::span<const Step> steps, const SwitchCost& switching,
                      ->time;
     base += fastest[i];
   }
-  Plan plan;
+  SequencePlan plan;
   Seconds slack = options.time_budget - base;
   // A budget equal to the fastest plan's time, summed in another order, can miss it by rounding.
   if (slack.value() < 0 && -slack.value() <= kRoundingSlack * base.value()) slack = Seconds(0);
@@ -261,4 +262,4 @@ std::vector<CurvePoint> lagrangian_curve(std::span<const Step> steps) {
   return curve;
 }
 
-}  // namespace kareus::kernel_dvfs
+}  // namespace kareus::frontier

@@ -6,40 +6,17 @@
 
 #include <algorithm>
 
+#include "common/workloads.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/rng.hpp"
 #include "kareus/executor/executor.hpp"
 #include "kareus/planner/planner.hpp"
+#include "searched_keys.hpp"
 
 namespace kareus::planner {
 namespace {
 
 using workload::Direction;
-
-workload::Workload make(int tp, int cp) {
-  workload::WorkloadRequest r;
-  r.model = "llama3.2-3b";
-  r.gpu = "a100-sxm4-40gb";
-  auto& p = r.parallelism;
-  p.tp = tp;
-  p.cp = cp;
-  p.pp = 2;
-  p.microbatch_size = 8;
-  p.sequence_length = 4096;
-  p.microbatches = 8;
-  p.recompute = workload::Recompute::kFull;
-  return workload::make_workload(r);
-}
-
-KeyFrontiers search(const workload::Workload& w, search::Strategy strategy) {
-  executor::EmulatorExecutor exec{emulator::Emulator(w.gpu)};
-  store::PartitionSearchOptions so;
-  so.search.strategy = strategy;
-  KeyFrontiers keys;
-  for (const auto& p : partition::representative_partitions(w))
-    keys.emplace(p.key, store::search_partition(w, p, exec, so));
-  return keys;
-}
 
 struct Case {
   std::string name;
@@ -51,8 +28,8 @@ class PartitionClocks : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
     const auto& c = GetParam();
-    w_ = make(c.tp, c.cp);
-    keys_ = search(w_, c.strategy);
+    w_ = kareus::testing::llama3b(c.tp, c.cp);
+    keys_ = kareus::testing::searched_keys(w_, c.strategy);
   }
   OptionSet instruction(int stage, Direction d) const {
     return composed_options(w_, emu(), stage, d, w_.gpu.search_clocks(), keys_);
@@ -149,7 +126,8 @@ TEST_P(PartitionClocks, OptionsMatchDirectEmulationWithinThreePercent) {
         ASSERT_EQ(opt.step_clocks.size(), steps.size());
         EXPECT_EQ(opt.clock, opt.step_clocks.front());
         const auto direct = emulate_step_clocks(w_, emu(), stage, d, opt, o.switch_latency, stall);
-        SCOPED_TRACE(testing::Message() << "stage " << stage << " option at " << opt.time.value());
+        SCOPED_TRACE(::testing::Message()
+                     << "stage " << stage << " option at " << opt.time.value());
         EXPECT_NEAR(opt.time / direct.time, 1.0, 0.03);
         EXPECT_NEAR(opt.dynamic_energy / direct.dynamic_energy, 1.0, 0.03);
         ++checked;
@@ -182,7 +160,7 @@ INSTANTIATE_TEST_SUITE_P(Workloads, PartitionClocks,
                          [](const auto& info) { return info.param.name; });
 
 TEST(PartitionClockPlan, ScheduleCarriesStepClocksAndValidates) {
-  const auto w = make(8, 1);
+  const auto w = kareus::testing::llama3b(8, 1);
   PlanOptions opt;
   opt.methods = {Method::kKareus};
   opt.clock_granularity = ClockGranularity::kPartition;
@@ -202,43 +180,6 @@ TEST(PartitionClockPlan, ScheduleCarriesStepClocksAndValidates) {
         }
   }
   EXPECT_GT(with_steps, 0u);
-}
-
-// Against brute force over every clock sequence of small random instances: the hull's plans are
-// costed correctly and no sequence beats the hull at any lambda.
-TEST(SwitchingHull, MatchesBruteForceOnSmallInstances) {
-  Rng rng(7);
-  for (int instance = 0; instance < 20; ++instance) {
-    const std::size_t clocks = 3, n = 6;
-    std::vector<kernel_dvfs::Step> steps(n);
-    for (auto& s : steps)
-      for (std::size_t c = 0; c < clocks; ++c)
-        if (c == 0 || rng.uniform() < 0.8)  // some steps cannot run at every clock
-          s.options.push_back({c, Seconds(rng.uniform(1e-3, 5e-3)), Joules(rng.uniform(0.1, 2))});
-    const auto switching =
-        kernel_dvfs::uniform_switch_cost(clocks, milliseconds(rng.uniform(0, 2)), Watts(40));
-    const auto hull = switching_hull(steps, clocks, switching);
-    for (const auto& h : hull) {
-      const auto cost = kernel_dvfs::evaluate_choice(steps, h.choice, switching);
-      EXPECT_EQ(cost.time, h.cost.time);
-      EXPECT_EQ(cost.energy, h.cost.energy);
-    }
-    std::vector<kernel_dvfs::PlanCost> all;
-    std::vector<std::size_t> choice(n, 0);
-    while (true) {
-      all.push_back(kernel_dvfs::evaluate_choice(steps, choice, switching));
-      std::size_t i = 0;
-      while (i < n && ++choice[i] == steps[i].options.size()) choice[i++] = 0;
-      if (i == n) break;
-    }
-    for (double lambda = 0; lambda < 3000; lambda += 7.3) {
-      double brute = std::numeric_limits<double>::infinity(), best = brute;
-      for (const auto& c : all) brute = std::min(brute, c.energy.value() + lambda * c.time.value());
-      for (const auto& h : hull)
-        best = std::min(best, h.cost.energy.value() + lambda * h.cost.time.value());
-      EXPECT_NEAR(best, brute, 1e-9 * brute) << "instance " << instance << " lambda " << lambda;
-    }
-  }
 }
 
 TEST(PartitionClockPlan, GranularityNamesParse) {
