@@ -146,7 +146,7 @@ void register_pipeline_solve_command(CLI::App& app) {
       s.result = frontier::solve_pipeline(s.problem, {milliseconds(flags->unit_time_ms)});
     } catch (const Error& e) {
       // The solver knows option sets and time units; the user knows the file.
-      throw Error(fmt::format("{}: {}", flags->profile, e.what()));
+      throw Error(fmt::format("{}: {}", flags->profile, e.what()), e.kind());
     }
     std::cerr << s.result.summary.to_string() << "\n";
     s.points.assign(s.result.frontier.points().rbegin(), s.result.frontier.points().rend());

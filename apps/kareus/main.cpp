@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const kareus::Error& e) {
     std::fprintf(stderr, "kareus: %s\n", e.what());
-    return 2;
+    return kareus::exit_code(e.kind());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kareus: internal error: %s\n", e.what());
     return 3;

@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
     daemon.run();
   } catch (const kareus::Error& e) {
     std::fprintf(stderr, "kareusd: %s\n", e.what());
-    return 2;
+    return kareus::exit_code(e.kind());
   } catch (const std::exception& e) {
     // Caught so that the stack unwinds: the Daemon destructor resets every GPU still locked.
     std::fprintf(stderr, "kareusd: internal error: %s\n", e.what());

@@ -38,11 +38,14 @@ typedef enum kareus_status {
   /* Invalid input: a workload, schedule, option or method name that Kareus refuses, a selection
    * no frontier point satisfies, a controller call out of the schedule's order. */
   KAREUS_ERROR_INVALID_INPUT = 2,
-  /* NVML is unavailable or an NVML call failed (or kareusd refused a request). */
+  /* The device refused or failed: NVML is unavailable or an NVML call failed, kareusd refused a
+   * request, or CUDA failed. */
   KAREUS_ERROR_NVML = 3,
   KAREUS_ERROR_OUT_OF_MEMORY = 4,
-  /* Anything else; the message says what. */
-  KAREUS_ERROR_INTERNAL = 5
+  /* A bug in Kareus, or anything else; the message says what. */
+  KAREUS_ERROR_INTERNAL = 5,
+  /* The file system, the measurement store (SQLite) or the socket to kareusd failed. */
+  KAREUS_ERROR_IO = 6
 } kareus_status;
 
 /* The message of the calling thread's last failed call, "" after a successful one. */

@@ -7,10 +7,12 @@ measure energy with the monitor. PyTorch training loops use `kareus.torch`.
 
 from ._kareus import (
     ControllerStats,
+    DeviceError,
     EnergyMeasurement,
     EnergyMonitor,
     Error,
     FrequencyController,
+    IoError,
     IterationPoint,
     MethodResult,
     NvmlError,
@@ -27,10 +29,12 @@ from ._kareus import (
 
 __all__ = [
     "ControllerStats",
+    "DeviceError",
     "EnergyMeasurement",
     "EnergyMonitor",
     "Error",
     "FrequencyController",
+    "IoError",
     "IterationPoint",
     "MethodResult",
     "NvmlError",

@@ -8,7 +8,28 @@ namespace {
 // Plain handles (no reference counting at exit): the module attributes keep the types alive for
 // as long as the interpreter runs.
 py::handle error_type;
+py::handle io_error_type;
+py::handle device_error_type;
 py::handle nvml_error_type;
+
+py::handle type_of(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kIo:
+      return io_error_type;
+    case ErrorKind::kDevice:
+      return device_error_type;
+    case ErrorKind::kInvalidInput:
+    case ErrorKind::kInternal:
+      break;
+  }
+  return error_type;
+}
+
+void raise(py::handle type, const Error& e) {
+  py::object instance = type(e.what());
+  instance.attr("kind") = std::string(to_string(e.kind()));
+  PyErr_SetObject(type.ptr(), instance.ptr());
+}
 
 }  // namespace
 
@@ -17,19 +38,24 @@ py::object to_python(const Json& value) {
 }
 
 void bind_errors(py::module_& m) {
-  // kareus::Error carries a message a user can act on; Python sees kareus.Error, and NVML
-  // failures as its subclass kareus.NvmlError with NVML's return code in `.code`.
+  // kareus::Error carries a message a user can act on; Python sees kareus.Error with the kind in
+  // `.kind`, I/O failures (files, the store, kareusd's socket) as its subclass kareus.IoError,
+  // device failures (kareusd refusals, CUDA) as kareus.DeviceError, and NVML failures as
+  // DeviceError's subclass kareus.NvmlError with NVML's return code in `.code`.
   error_type = py::exception<Error>(m, "Error").release();
-  nvml_error_type = py::exception<nvml::NvmlError>(m, "NvmlError", error_type).release();
+  io_error_type = py::exception<Error>(m, "IoError", error_type).release();
+  device_error_type = py::exception<Error>(m, "DeviceError", error_type).release();
+  nvml_error_type = py::exception<nvml::NvmlError>(m, "NvmlError", device_error_type).release();
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const nvml::NvmlError& e) {
       py::object instance = nvml_error_type(e.what());
       instance.attr("code") = e.code();
+      instance.attr("kind") = std::string(to_string(e.kind()));
       PyErr_SetObject(nvml_error_type.ptr(), instance.ptr());
     } catch (const Error& e) {
-      PyErr_SetString(error_type.ptr(), e.what());
+      raise(type_of(e.kind()), e);
     }
   });
 }

@@ -4,12 +4,24 @@
 #include <exception>
 #include <new>
 
-#include "kareus/nvml/nvml.hpp"
-
 namespace kareus::capi {
 namespace {
 
 thread_local std::string last_error;
+
+kareus_status status_of(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kInvalidInput:
+      return KAREUS_ERROR_INVALID_INPUT;
+    case ErrorKind::kIo:
+      return KAREUS_ERROR_IO;
+    case ErrorKind::kDevice:
+      return KAREUS_ERROR_NVML;
+    case ErrorKind::kInternal:
+      return KAREUS_ERROR_INTERNAL;
+  }
+  return KAREUS_ERROR_INTERNAL;
+}
 
 }  // namespace
 
@@ -23,12 +35,9 @@ kareus_status status_of_current_exception() noexcept {
   } catch (const ArgumentError& e) {
     last_error = e.what();
     return KAREUS_ERROR_INVALID_ARGUMENT;
-  } catch (const nvml::NvmlError& e) {
-    last_error = e.what();
-    return KAREUS_ERROR_NVML;
   } catch (const Error& e) {
     last_error = e.what();
-    return KAREUS_ERROR_INVALID_INPUT;
+    return status_of(e.kind());
   } catch (const std::bad_alloc&) {
     last_error = "out of memory";
     return KAREUS_ERROR_OUT_OF_MEMORY;
@@ -69,6 +78,8 @@ const char* kareus_status_string(kareus_status status) {
       return "out of memory";
     case KAREUS_ERROR_INTERNAL:
       return "internal error";
+    case KAREUS_ERROR_IO:
+      return "I/O error";
   }
   return "unknown status";
 }

@@ -4,6 +4,24 @@
 
 namespace kareus {
 
+std::string_view to_string(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kInvalidInput:
+      return "invalid input";
+    case ErrorKind::kIo:
+      return "I/O error";
+    case ErrorKind::kDevice:
+      return "device error";
+    case ErrorKind::kInternal:
+      return "internal error";
+  }
+  return "unknown error";
+}
+
+int exit_code(ErrorKind kind) {
+  return kind == ErrorKind::kInternal ? 3 : 2;
+}
+
 Error Error::invalid(std::string_view where, std::string_view field, std::string_view value,
                      std::string_view allowed) {
   std::string message;
@@ -12,11 +30,13 @@ Error Error::invalid(std::string_view where, std::string_view field, std::string
   return Error(std::move(message));
 }
 
-void require(bool condition, std::string_view where, std::string_view field,
-             std::string_view value, std::string_view allowed) {
+void require(bool condition, std::string_view where, std::string_view field, std::string_view value,
+             std::string_view allowed) {
   if (!condition) throw Error::invalid(where, field, value, allowed);
 }
 
-std::string format_number(double value) { return fmt::format("{}", value); }
+std::string format_number(double value) {
+  return fmt::format("{}", value);
+}
 
 }  // namespace kareus

@@ -220,10 +220,10 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view t
   const fs::path tmp = path.string() + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(fmt::format("{}: cannot open file for writing", tmp.string()));
+    if (!out) throw Error::io(fmt::format("{}: cannot open file for writing", tmp.string()));
     out << text;
     out.flush();
-    if (!out) throw Error(fmt::format("{}: write failed", tmp.string()));
+    if (!out) throw Error::io(fmt::format("{}: write failed", tmp.string()));
   }
   fs::rename(tmp, path);
 }

@@ -21,7 +21,8 @@ bool looks_numeric(const std::string& s) {
 void TextTable::add_row(std::vector<std::string> cells) {
   if (cells.size() != header_.size())
     throw Error(fmt::format("internal: table row has {} cells, header has {}", cells.size(),
-                            header_.size()));
+                            header_.size()),
+                ErrorKind::kInternal);
   rows_.push_back(std::move(cells));
 }
 

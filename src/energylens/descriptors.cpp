@@ -120,7 +120,7 @@ const ScaleVector& DescriptorCache::of(const Sample& s, std::string_view source)
     if (!models_.contains(s.model)) models_[s.model] = model_descriptors(s.model);
     if (!gpus_.contains(s.gpu)) gpus_[s.gpu] = gpu_descriptors(s.gpu);
   } catch (const Error& e) {
-    throw Error(fmt::format("{}: {}", where, e.what()));
+    throw Error(fmt::format("{}: {}", where, e.what()), e.kind());
   }
   return vectors_[key] = scale_vector(models_.at(s.model), gpus_.at(s.gpu));
 }

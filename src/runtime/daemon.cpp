@@ -152,7 +152,7 @@ Json Daemon::handle_set(int client, const JsonValue& request) {
   try {
     write_daemon_state(options_.state_file, locked);
   } catch (const Error& e) {
-    throw Error(fmt::format("{}; the clock of gpu {} was not changed", e.what(), gpu));
+    throw Error::device(fmt::format("{}; the clock of gpu {} was not changed", e.what(), gpu));
   }
   locked_ = std::move(locked);
   nvml_->set_locked_sm_clock(gpu, MHz(static_cast<double>(mhz)));

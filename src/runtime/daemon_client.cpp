@@ -23,12 +23,12 @@ Json DaemonClient::request(const Json& message) {
   // Read even when the send failed: a daemon that refuses a connection says why, then closes.
   const bool sent = send_all(fd_, message.dump() + "\n");
   if (!read_line(fd_, buffer_, line) || (!sent && line.empty())) {
-    throw Error(fmt::format("kareusd at {} closed the connection", socket_path_.string()));
+    throw Error::io(fmt::format("kareusd at {} closed the connection", socket_path_.string()));
   }
   const JsonDocument doc = JsonDocument::parse(line, "kareusd response");
   const JsonValue reply = doc.root();
   if (!reply.at("ok").as_bool()) {
-    throw Error(fmt::format("kareusd: {}", reply.string("error")));
+    throw Error::device(fmt::format("kareusd: {}", reply.string("error")));
   }
   return reply.raw();
 }

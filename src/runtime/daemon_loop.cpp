@@ -63,7 +63,7 @@ int block_terminating_signals() {
   for (int signo : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&signals, signo);
   sigprocmask(SIG_BLOCK, &signals, nullptr);
   const int fd = signalfd(-1, &signals, SFD_CLOEXEC);
-  if (fd < 0) throw Error(fmt::format("signalfd: {}", std::strerror(errno)));
+  if (fd < 0) throw Error::io(fmt::format("signalfd: {}", std::strerror(errno)));
   // A client that dies mid-reply must not kill the daemon (sends also pass MSG_NOSIGNAL).
   ::signal(SIGPIPE, SIG_IGN);
   return fd;
@@ -108,7 +108,7 @@ class Server {
       }
       if (poll(fds.data(), fds.size(), timeout_ms()) < 0) {
         if (errno == EINTR) continue;
-        throw Error(fmt::format("poll: {}", std::strerror(errno)));
+        throw Error::io(fmt::format("poll: {}", std::strerror(errno)));
       }
       if (fds[0].revents) {
         signalfd_siginfo info = {};

@@ -61,7 +61,7 @@ void write_daemon_state(const std::filesystem::path& path, const std::set<unsign
   if (written && rename(temporary.c_str(), path.c_str()) == 0) return;
   const std::string why = std::strerror(written ? errno : saved);
   if (fd >= 0) unlink(temporary.c_str());
-  throw Error(fmt::format("{}: cannot write the state file: {}", path.string(), why));
+  throw Error::io(fmt::format("{}: cannot write the state file: {}", path.string(), why));
 }
 
 }  // namespace kareus::runtime

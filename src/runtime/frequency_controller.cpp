@@ -106,8 +106,8 @@ void FrequencyController::throw_if_failed() const {
   try {
     std::rethrow_exception(failure_);
   } catch (const std::exception& e) {
-    throw Error(fmt::format("frequency controller: a clock change on stage {} failed: {}", stage_,
-                            e.what()));
+    throw Error::device(fmt::format("frequency controller: a clock change on stage {} failed: {}",
+                                    stage_, e.what()));
   }
 }
 

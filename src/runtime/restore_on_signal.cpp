@@ -79,7 +79,7 @@ void restore_at_exit() {
 
 void install_locked(Registry& r) {
   if (!r.watcher_started) {
-    if (pipe2(signal_pipe, O_CLOEXEC) != 0) throw Error("frequency controller: pipe2 failed");
+    if (pipe2(signal_pipe, O_CLOEXEC) != 0) throw Error::io("frequency controller: pipe2 failed");
     std::thread(watch_signals).detach();
     r.watcher_started = true;
   }

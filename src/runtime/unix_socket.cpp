@@ -59,7 +59,7 @@ int listen_unix(const std::filesystem::path& path, std::optional<gid_t> group) {
     const int other = try_connect(address);
     if (other >= 0) {
       close(other);
-      throw Error(fmt::format("another kareusd is listening on {}", path.string()));
+      throw Error::io(fmt::format("another kareusd is listening on {}", path.string()));
     }
     unlink(path.c_str());
   }
@@ -72,7 +72,7 @@ int listen_unix(const std::filesystem::path& path, std::optional<gid_t> group) {
       listen(fd, SOMAXCONN) != 0) {
     const std::string why = std::strerror(errno);
     if (fd >= 0) close(fd);
-    throw Error(fmt::format("cannot listen on {}: {}", path.string(), why));
+    throw Error::io(fmt::format("cannot listen on {}: {}", path.string(), why));
   }
   return fd;
 }
@@ -80,7 +80,7 @@ int listen_unix(const std::filesystem::path& path, std::optional<gid_t> group) {
 int connect_unix(const std::filesystem::path& path) {
   const int fd = try_connect(address_of(path));
   if (fd < 0) {
-    throw Error(
+    throw Error::io(
         fmt::format("cannot connect to kareusd at {}: {} (is kareusd running? set "
                     "KAREUSD_SOCKET to its socket)",
                     path.string(), std::strerror(errno)));
@@ -93,7 +93,7 @@ PeerCredentials peer_credentials(int fd) {
   ucred cred = {};
   socklen_t length = sizeof cred;
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) != 0) {
-    throw Error(fmt::format("kareusd: SO_PEERCRED: {}", std::strerror(errno)));
+    throw Error::io(fmt::format("kareusd: SO_PEERCRED: {}", std::strerror(errno)));
   }
   peer.uid = cred.uid;
   peer.gid = cred.gid;

@@ -15,8 +15,8 @@ void fail(sqlite3* db, const std::filesystem::path& path, std::string_view doing
   } else if (code == SQLITE_READONLY || code == SQLITE_CANTOPEN || code == SQLITE_PERM) {
     hint = " (the file or its folder is not writable; pass a writable --db)";
   }
-  throw Error(fmt::format("measurement store {}: {} failed: {}{}", path.string(), doing,
-                          sqlite3_errmsg(db), hint));
+  throw Error::io(fmt::format("measurement store {}: {} failed: {}{}", path.string(), doing,
+                              sqlite3_errmsg(db), hint));
 }
 
 void execute(sqlite3* db, const std::filesystem::path& path, const std::string& sql) {

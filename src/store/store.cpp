@@ -47,8 +47,8 @@ Store::Store(const std::filesystem::path& path) : path_(path) {
     std::error_code ec;
     std::filesystem::create_directories(path.parent_path(), ec);
     if (ec) {
-      throw Error(fmt::format("measurement store {}: cannot create folder {}: {}", path.string(),
-                              path.parent_path().string(), ec.message()));
+      throw Error::io(fmt::format("measurement store {}: cannot create folder {}: {}",
+                                  path.string(), path.parent_path().string(), ec.message()));
     }
   }
   const int rc =
@@ -56,21 +56,21 @@ Store::Store(const std::filesystem::path& path) : path_(path) {
   if (rc != SQLITE_OK) {
     const std::string why = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);
-    throw Error(fmt::format("measurement store {}: cannot open: {}", path.string(), why));
+    throw Error::io(fmt::format("measurement store {}: cannot open: {}", path.string(), why));
   }
   try {
     // Concurrent readers (another search, a progress view) wait instead of failing at once.
     sqlite3_busy_timeout(db_, 10000);
     const int version = Statement(db_, path_, "PRAGMA user_version").step_int();
     if (version != 0 && version != kSchemaVersion) {
-      throw Error(
+      throw Error::io(
           fmt::format("measurement store {}: schema version {} is not supported (this Kareus reads "
                       "version {}); "
                       "use another --db",
                       path.string(), version, kSchemaVersion));
     }
     if (Statement(db_, path_, "PRAGMA journal_mode=WAL").step_text() != "wal") {
-      throw Error(fmt::format("measurement store {}: SQLite refused WAL mode", path.string()));
+      throw Error::io(fmt::format("measurement store {}: SQLite refused WAL mode", path.string()));
     }
     if (version == 0) {
       execute(db_, path_, kSchema);

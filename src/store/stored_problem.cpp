@@ -26,7 +26,8 @@ std::vector<search::Measurement> StoredProblem::measure(const std::vector<std::s
   const std::vector<search::Measurement> fresh = inner_.measure(missing_ids);
   if (fresh.size() != missing_ids.size()) {
     throw Error(fmt::format("measurement of partition {}: {} results for {} configs",
-                            scope_.partition_key, fresh.size(), missing_ids.size()));
+                            scope_.partition_key, fresh.size(), missing_ids.size()),
+                ErrorKind::kInternal);
   }
   std::vector<Record> records;
   for (std::size_t j = 0; j < fresh.size(); ++j) {

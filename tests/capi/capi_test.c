@@ -165,6 +165,13 @@ static int test_workload_errors(void) {
   CHECK_STATUS(kareus_plan_create(&w, &o, &plan), KAREUS_ERROR_INVALID_INPUT);
   CHECK_ERROR_MENTIONS("noise_sigma");
   CHECK(plan == NULL);
+  /* A store that cannot be created is an I/O failure, not a bad workload. */
+  o.noise_sigma = 0;
+  o.store_path = "/proc/kareus-no-such-folder/measurements.sqlite";
+  CHECK_STATUS(kareus_plan_create(&w, &o, &plan), KAREUS_ERROR_IO);
+  CHECK_ERROR_MENTIONS("measurement store");
+  CHECK(strcmp(kareus_status_string(KAREUS_ERROR_IO), "I/O error") == 0);
+  CHECK(plan == NULL);
   return 0;
 }
 
@@ -403,6 +410,11 @@ static int test_controller(void) {
   c = NULL;
   CHECK_STATUS(kareus_controller_create(s, 0, &o, &c), KAREUS_ERROR_INVALID_INPUT);
   CHECK_ERROR_MENTIONS("1405 MHz");
+  CHECK(c == NULL);
+  /* No kareusd behind the socket: the socket failed, an I/O error, not bad input. */
+  o.daemon_socket = "/nonexistent/kareusd.sock";
+  CHECK_STATUS(kareus_controller_create(s, 0, &o, &c), KAREUS_ERROR_IO);
+  CHECK_ERROR_MENTIONS("cannot connect to kareusd");
   CHECK(c == NULL);
   kareus_controller_free(NULL);
   kareus_schedule_free(s);

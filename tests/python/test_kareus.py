@@ -90,8 +90,16 @@ def test_metrics_name_missing_baselines_none(workload, planned):
     assert all(v is None for v in alone.metrics("kareus").values())
     with pytest.raises(kareus.Error, match="at least one method"):
         kareus.plan(workload, methods=[])
-    with pytest.raises(kareus.Error, match="noise_sigma"):
+    with pytest.raises(kareus.Error, match="noise_sigma") as caught:
         kareus.plan(workload, methods=["megatron"], noise_sigma=0.9)
+    assert caught.value.kind == "invalid input"
+    assert not isinstance(caught.value, (kareus.IoError, kareus.DeviceError))
+
+
+def test_a_store_that_cannot_be_created_is_an_io_error(workload):
+    with pytest.raises(kareus.IoError, match="measurement store") as caught:
+        kareus.plan(workload, methods=["megatron"], store="/proc/kareus-no-such-folder/m.sqlite")
+    assert caught.value.kind == "I/O error"
 
 
 def test_store_makes_a_second_plan_reuse_measurements(workload, tmp_path):
@@ -202,7 +210,9 @@ def test_missing_nvml_is_an_nvml_error(schedule_path, monkeypatch):
     monkeypatch.setenv("KAREUS_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1")
     with pytest.raises(kareus.NvmlError, match="NVML unavailable") as caught:
         kareus.FrequencyController(kareus.load_schedule(schedule_path), 0)
+    assert isinstance(caught.value, kareus.DeviceError)
     assert isinstance(caught.value, kareus.Error)
+    assert caught.value.kind == "device error"
     assert isinstance(caught.value.code, int)
     with pytest.raises(kareus.NvmlError):
         kareus.EnergyMonitor([0])

@@ -15,7 +15,8 @@ namespace kareus::nvml {
 // CLI reports it like any other; code() lets callers react to NOT_SUPPORTED and similar.
 class NvmlError : public Error {
  public:
-  NvmlError(std::string message, int code) : Error(std::move(message)), code_(code) {}
+  NvmlError(std::string message, int code)
+      : Error(std::move(message), ErrorKind::kDevice), code_(code) {}
   int code() const { return code_; }
 
  private:

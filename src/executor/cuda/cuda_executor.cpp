@@ -55,7 +55,7 @@ MHz clock_under_load(cuda::PartitionRunner& runner, const nvml::Nvml& nvml, unsi
   const bool still_running = runner.busy();
   runner.finish();
   if (!still_running) {
-    throw Error(
+    throw Error::device(
         fmt::format("CUDA executor: the clock probe on GPU {} finished before its clock "
                     "was read, so the clock under load is unknown",
                     gpu));
@@ -78,14 +78,14 @@ CudaExecutor::CudaExecutor(GpuSpec gpu, std::shared_ptr<const nvml::Nvml> nvml,
     : gpu_(std::move(gpu)), nvml_(std::move(nvml)), options_(std::move(options)) {
   options_.protocol.validate();
   const CudaAvailability cuda = cuda_availability();
-  if (cuda.devices == 0) throw Error("no CUDA device: " + cuda.reason);
+  if (cuda.devices == 0) throw Error::device("no CUDA device: " + cuda.reason);
   require(options_.device >= 0 && options_.device < cuda.devices, "CUDA executor", "device",
           std::to_string(options_.device), fmt::format("0..{}", cuda.devices - 1));
   runner_ = std::make_unique<cuda::PartitionRunner>(options_.device);
   const auto index = static_cast<unsigned>(options_.device);
   const std::string nvml_name = nvml_->name(index);
   if (nvml_name != runner_->device_name()) {
-    throw Error(
+    throw Error::device(
         fmt::format("CUDA device {} is \"{}\" but NVML GPU {} is \"{}\": energy would be "
                     "read from another GPU; run with CUDA_DEVICE_ORDER=PCI_BUS_ID and "
                     "without CUDA_VISIBLE_DEVICES",

@@ -37,7 +37,7 @@ std::vector<GpuCheckCase> plan_gpu_check(const workload::Workload& w, MHz clock,
     cases.push_back(std::move(c));
   }
   if (cases.empty()) {
-    throw Error(
+    throw Error::device(
         fmt::format("gpu check: the workload has no partition with a collective to "
                     "overlap (tp = {}, cp = {}); use tp >= 2 or cp >= 2",
                     w.parallelism.tp, w.parallelism.cp));

@@ -14,14 +14,14 @@ constexpr std::int64_t kBf16 = 2;
 
 void check_cublas(cublasStatus_t code, const char* call) {
   if (code == CUBLAS_STATUS_SUCCESS) return;
-  throw Error(fmt::format("cuBLAS {}: {}", call, cublasGetStatusString(code)));
+  throw Error::device(fmt::format("cuBLAS {}: {}", call, cublasGetStatusString(code)));
 }
 
 }  // namespace
 
 void check_cuda(cudaError_t code, const char* call) {
   if (code == cudaSuccess) return;
-  throw Error(fmt::format("CUDA {}: {}", call, cudaGetErrorString(code)));
+  throw Error::device(fmt::format("CUDA {}: {}", call, cudaGetErrorString(code)));
 }
 
 DeviceBuffer::~DeviceBuffer() {
@@ -36,7 +36,7 @@ void DeviceBuffer::reserve(std::int64_t bytes, std::uint32_t seed, cudaStream_t 
   const cudaError_t e = cudaMalloc(&data_, static_cast<std::size_t>(bytes));
   if (e != cudaSuccess) {
     data_ = nullptr;
-    throw Error(
+    throw Error::device(
         fmt::format("CUDA cudaMalloc of {} bytes for a partition's buffers: {}; choose a "
                     "smaller workload (microbatch size, sequence length)",
                     bytes, cudaGetErrorString(e)));
