@@ -23,6 +23,10 @@ std::vector<MHz> NvmlClockBackend::supported_sm_clocks() {
   return nvml_->supported_sm_clocks(gpu_);
 }
 
+std::string NvmlClockBackend::gpu_name() {
+  return nvml_->name(gpu_);
+}
+
 std::string NvmlClockBackend::describe() const {
   return fmt::format("NVML gpu {}", gpu_);
 }

@@ -21,6 +21,8 @@ class ClockBackend {
   virtual std::vector<MHz> supported_sm_clocks() = 0;
   // "NVML gpu 0", for messages.
   virtual std::string describe() const = 0;
+  // The GPU's model as NVML names it ("NVIDIA A100-SXM4-40GB"); empty when unknown.
+  virtual std::string gpu_name() { return {}; }
 };
 
 class NvmlClockBackend final : public ClockBackend {
@@ -30,6 +32,7 @@ class NvmlClockBackend final : public ClockBackend {
   void reset_sm_clock() override;
   std::vector<MHz> supported_sm_clocks() override;
   std::string describe() const override;
+  std::string gpu_name() override;
 
  private:
   std::shared_ptr<const nvml::Nvml> nvml_;
