@@ -130,6 +130,10 @@ class _Segment:
         self.name = "mlp" if mlp else "attn" if any(op.kind == "attn" for op in ops) else "trail"
 
 
+def _identity(t):
+    return t.view_as(t)
+
+
 def _forward_program(layers):
     """The stack's forward as segments; value names carry the layer index."""
     segments, ops = [], []
@@ -143,10 +147,15 @@ def _forward_program(layers):
 
     previous = None
     for i, L in enumerate(layers):
-        h = "x" if i == 0 else f"h{i}"
+        h = f"h{i}"
         if previous is not None:
             op("norm", lambda y, m, b: y + m + b, [f"y{i - 1}", f"mr{i - 1}"], h,
                [previous.fc2_bias])
+        else:
+            # Where a middle layer's segment starts with the previous residual add: an empty op,
+            # so every attention segment has a middle layer's slots (norm_0, norm_1, ...), the
+            # numbering of the planner's representative partition.
+            op("norm", _identity, ["x"], h)
         op("norm", lambda t, w, b, L=L: F.layer_norm(t, (L.hidden,), w, b), [h], f"a{i}",
            [L.ln1_weight, L.ln1_bias])
         op("linear", F.linear, [f"a{i}"], f"qkv{i}", [L.qkv_weight, L.qkv_bias], linear=True)
@@ -166,7 +175,9 @@ def _forward_program(layers):
         cut((f"m{i}", f"mr{i}"))
         previous = L
     last = len(layers) - 1
-    op("norm", lambda y, m, b: y + m + b, [f"y{last}", f"mr{last}"], "out", [previous.fc2_bias])
+    op("norm", lambda y, m, b: y + m + b, [f"y{last}", f"mr{last}"], "z", [previous.fc2_bias])
+    # The same for the backward: the first MLP segment has a middle layer's norm_0 and norm_1.
+    op("norm", _identity, ["z"], "out")
     cut(None)
     # Inputs of column-parallel linears: identity forward, AllReduce of their gradient backward.
     tp_inputs = {f"a{i}" for i in range(len(layers))} | {f"b{i}" for i in range(len(layers))}
