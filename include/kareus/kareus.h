@@ -214,6 +214,8 @@ typedef struct kareus_controller_options {
   /* Nonzero: a schedule with step_clocks_mhz is applied, the program reporting every step with
    * kareus_controller_instruction_step; zero (the default): such a schedule is refused. */
   int partition_clocks;
+  /* Nonzero: lock the memory clock at its maximum until the clocks are restored (NVML only). */
+  int lock_memory_clock;
 } kareus_controller_options;
 
 KAREUS_API void kareus_controller_options_init(kareus_controller_options* options);

@@ -134,6 +134,8 @@ class PipelineStage:
         nanobatch overlap (execution, launch slots, SM counts). Without it a schedule that
         decides more than clocks is refused, unless allow_partial=True, which runs its clocks
         only and warns naming what is ignored.
+    lock_memory_clock: lock the GPU's memory clock at its maximum for the job, as Zeus does
+        (NVML only; restored with the SM clocks).
     daemon_socket: kareusd's socket, for processes without the right to set clocks (None: NVML).
     measure_energy: open an EnergyMonitor window per iteration over `monitor_gpus` (default
         [gpu]); `measurements` holds one kareus.EnergyMeasurement per completed iteration.
@@ -147,7 +149,8 @@ class PipelineStage:
 
     def __init__(self, module, schedule, stage, *, gpu=0, nvml_gpu=None, daemon_socket=None,
                  measure_energy=True, monitor_gpus=None, restore_on_signals=True,
-                 microbatches=0, pipeline_stages=0, layers=None, allow_partial=False):
+                 microbatches=0, pipeline_stages=0, layers=None, allow_partial=False,
+                 lock_memory_clock=False):
         if not isinstance(schedule, Schedule):
             schedule = load_schedule(os.fspath(schedule))
         stage_for_rank(schedule, stage, pipeline_stages or None)
@@ -160,7 +163,8 @@ class PipelineStage:
         self.controller = FrequencyController(
             schedule, stage, gpu=gpu, daemon_socket=daemon_socket,
             restore_on_signals=restore_on_signals and self._signals_are_ours(),
-            pipeline_stages=pipeline_stages, microbatches=microbatches)
+            pipeline_stages=pipeline_stages, microbatches=microbatches,
+            lock_memory_clock=lock_memory_clock)
         self.current_instruction = None
         self._position = 0
         if layers is not None:

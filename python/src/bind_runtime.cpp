@@ -17,12 +17,10 @@ namespace {
 
 using runtime::FrequencyController;
 
-std::unique_ptr<FrequencyController> make_controller(const runtime::Schedule& schedule, int stage,
-                                                     unsigned gpu,
-                                                     const std::optional<std::string>& daemon,
-                                                     bool restore_on_signals, int pipeline_stages,
-                                                     int microbatches, bool check_gpu_model,
-                                                     bool partition_clocks) {
+std::unique_ptr<FrequencyController> make_controller(
+    const runtime::Schedule& schedule, int stage, unsigned gpu,
+    const std::optional<std::string>& daemon, bool restore_on_signals, int pipeline_stages,
+    int microbatches, bool check_gpu_model, bool partition_clocks, bool lock_memory_clock) {
   std::unique_ptr<runtime::ClockBackend> backend;
   if (daemon)
     backend = std::make_unique<runtime::DaemonClockBackend>(
@@ -36,6 +34,7 @@ std::unique_ptr<FrequencyController> make_controller(const runtime::Schedule& sc
   options.microbatches = microbatches;
   options.check_gpu_model = check_gpu_model;
   options.partition_clocks = partition_clocks;
+  options.lock_memory_clock = lock_memory_clock;
   return std::make_unique<FrequencyController>(schedule, stage, std::move(backend), options);
 }
 
@@ -53,17 +52,19 @@ void bind_runtime(py::module_& m) {
       m, "FrequencyController",
       "Applies one stage's schedule clocks on one GPU; a context manager that restores the "
       "default clocks on exit.")
-      .def(py::init(&make_controller), py::arg("schedule"), py::arg("stage"), py::kw_only(),
-           py::arg("gpu") = 0u, py::arg("daemon_socket") = py::none(),
-           py::arg("restore_on_signals") = runtime::ControllerOptions{}.restore_on_signals,
-           py::arg("pipeline_stages") = 0, py::arg("microbatches") = 0,
-           py::arg("check_gpu_model") = runtime::ControllerOptions{}.check_gpu_model,
-           py::arg("partition_clocks") = runtime::ControllerOptions{}.partition_clocks, release(),
-           "Checks the job shape (pipeline_stages, microbatches; 0: unchecked), the GPU model and "
-           "every clock of the stage against the GPU before any clock changes. daemon_socket: "
-           "kareusd's socket (None: NVML in this process). partition_clocks: apply "
-           "step_clocks_mhz, reported with on_instruction_step (otherwise such a schedule is "
-           "refused).")
+      .def(
+          py::init(&make_controller), py::arg("schedule"), py::arg("stage"), py::kw_only(),
+          py::arg("gpu") = 0u, py::arg("daemon_socket") = py::none(),
+          py::arg("restore_on_signals") = runtime::ControllerOptions{}.restore_on_signals,
+          py::arg("pipeline_stages") = 0, py::arg("microbatches") = 0,
+          py::arg("check_gpu_model") = runtime::ControllerOptions{}.check_gpu_model,
+          py::arg("partition_clocks") = runtime::ControllerOptions{}.partition_clocks,
+          py::arg("lock_memory_clock") = runtime::ControllerOptions{}.lock_memory_clock, release(),
+          "Checks the job shape (pipeline_stages, microbatches; 0: unchecked), the GPU model and "
+          "every clock of the stage against the GPU before any clock changes. daemon_socket: "
+          "kareusd's socket (None: NVML in this process). partition_clocks: apply "
+          "step_clocks_mhz, reported with on_instruction_step (otherwise such a schedule is "
+          "refused). lock_memory_clock: memory clock at its maximum until the clocks are restored.")
       .def_property_readonly("stage", &FrequencyController::stage)
       .def("on_instruction_begin", &FrequencyController::on_instruction_begin, py::arg("stage"),
            py::arg("microbatch"), py::arg("direction"), release(),

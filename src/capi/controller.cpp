@@ -49,6 +49,7 @@ kareus_status kareus_controller_create(const kareus_schedule* schedule, int stag
     co.microbatches = o.microbatches;
     co.check_gpu_model = o.check_gpu_model != 0;
     co.partition_clocks = o.partition_clocks != 0;
+    co.lock_memory_clock = o.lock_memory_clock != 0;
     auto c = std::make_unique<kareus_controller>();
     c->controller = std::make_unique<runtime::FrequencyController>(schedule->schedule, stage,
                                                                    backend_of(o), co);

@@ -53,6 +53,19 @@ void check_step_clocks(const StageSchedule& stage, const ControllerOptions& opti
   }
 }
 
+// Called from destructors, the signal watcher and atexit: nobody can catch a failure there.
+void reset_or_report(ClockBackend& backend, bool& locked, void (ClockBackend::*reset)(),
+                     const char* what) {
+  if (!locked) return;
+  try {
+    (backend.*reset)();
+    locked = false;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kareus: could not restore the %s of %s: %s\n", what,
+                 backend.describe().c_str(), e.what());
+  }
+}
+
 }  // namespace
 
 FrequencyController::FrequencyController(const Schedule& schedule, int stage,
@@ -67,6 +80,15 @@ FrequencyController::FrequencyController(const Schedule& schedule, int stage,
                        options.check_gpu_model ? backend_->gpu_name() : std::string()});
   check_step_clocks(stage_of(schedule, stage), options_);
   check_supported(stage_of(schedule, stage), *backend_);
+  if (options_.lock_memory_clock) {
+    memory_locked_ = true;  // a failed lock may still have changed the clock
+    try {
+      backend_->lock_memory_clock_at_max();
+    } catch (...) {
+      reset_memory_clock_locked();
+      throw;
+    }
+  }
   worker_ = std::thread([this] { worker_loop(); });
   try {
     register_for_restore(this, options_.restore_on_signals);
@@ -77,8 +99,13 @@ FrequencyController::FrequencyController(const Schedule& schedule, int stage,
     }
     wake_.notify_all();
     worker_.join();
+    reset_memory_clock_locked();
     throw;
   }
+}
+
+void FrequencyController::reset_memory_clock_locked() {
+  reset_or_report(*backend_, memory_locked_, &ClockBackend::reset_memory_clock, "memory clock");
 }
 
 FrequencyController::~FrequencyController() {
@@ -228,15 +255,8 @@ void FrequencyController::restore_default_clocks() {
   }
   std::lock_guard<std::mutex> backend_lock(backend_mutex_);
   restored_ = true;
-  if (!locked_) return;
-  try {
-    backend_->reset_sm_clock();
-    locked_ = false;
-  } catch (const std::exception& e) {
-    // Called from destructors, the signal watcher and atexit: nobody can catch it there.
-    std::fprintf(stderr, "kareus: could not restore the default clocks of %s: %s\n",
-                 backend_->describe().c_str(), e.what());
-  }
+  reset_memory_clock_locked();
+  reset_or_report(*backend_, locked_, &ClockBackend::reset_sm_clock, "default clocks");
 }
 
 ControllerStats FrequencyController::stats() const {

@@ -211,3 +211,15 @@ def test_step_clocks_are_applied_or_refused(schedule_document, nvml_log):
     assert nvml_log.lines() == ["nvmlDeviceSetGpuLockedClocks 0 930 930",
                                 "nvmlDeviceSetGpuLockedClocks 0 1200 1200",
                                 "nvmlDeviceSetGpuLockedClocks 0 990 990", reset_line()]
+
+
+def test_memory_clock_locked_for_the_job(clocks_schedule_path, schedule_document, nvml_log):
+    model = make_model()
+    with kareus.torch.PipelineStage(model, clocks_schedule_path, stage=1, lock_memory_clock=True,
+                                    measure_energy=False) as stage:
+        assert nvml_log.lines() == ["nvmlDeviceSetMemoryLockedClocks 0 1215 1215"]
+        model(torch.ones(2, 8)).sum().backward()
+        stage.controller.wait_until_applied()
+    assert nvml_log.lines() == ["nvmlDeviceSetMemoryLockedClocks 0 1215 1215",
+                                "nvmlDeviceSetGpuLockedClocks 0 1200 1200",
+                                "nvmlDeviceResetMemoryLockedClocks 0", reset_line()]

@@ -131,5 +131,32 @@ TEST(FrequencyController, AppliesStepClocksAsStepsBegin) {
              "nvmlDeviceResetGpuLockedClocks 0"}));
 }
 
+TEST(FrequencyController, LocksTheMemoryClockAtItsMaximumUntilRestore) {
+  FakeNvml fake;
+  const Schedule s = load_schedule(kFixture);
+  ControllerOptions o;
+  o.lock_memory_clock = true;
+  {
+    auto c = make(s, 0, 0, o);  // the fake A100 lists one memory clock, 1215 MHz
+    c->on_instruction_begin(0, 0, "forward");
+    c->wait_until_applied();
+  }
+  EXPECT_EQ(fake.log(),
+            (Lines{"nvmlDeviceSetMemoryLockedClocks 0 1215 1215",
+                   "nvmlDeviceSetGpuLockedClocks 0 930 930", "nvmlDeviceResetMemoryLockedClocks 0",
+                   "nvmlDeviceResetGpuLockedClocks 0"}));
+}
+
+TEST(FrequencyController, MemoryLockOnTheHighestOfSeveralMemoryClocks) {
+  FakeNvml fake;
+  Schedule s = load_schedule(kFixture);
+  s.gpu = "NVIDIA GeForce RTX 3080 Ti";
+  ControllerOptions o;
+  o.lock_memory_clock = true;
+  make(s, 0, 1, o);  // never sets an SM clock: only the memory lock and its reset
+  EXPECT_EQ(fake.log(), (Lines{"nvmlDeviceSetMemoryLockedClocks 1 9501 9501",
+                               "nvmlDeviceResetMemoryLockedClocks 1"}));
+}
+
 }  // namespace
 }  // namespace kareus::runtime

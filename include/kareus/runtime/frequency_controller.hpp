@@ -34,6 +34,9 @@ struct ControllerOptions {
   // A schedule with step_clocks_mhz (partition-granularity clocks) is refused unless the host
   // program reports every step of an instruction with on_instruction_step().
   bool partition_clocks = false;
+  // Lock the memory clock at its maximum from construction until the clocks are restored, as
+  // Zeus does, so that memory clock changes do not blur SM clock decisions (NVML only).
+  bool lock_memory_clock = false;
 };
 
 struct ControllerStats {
@@ -71,6 +74,8 @@ class FrequencyController {
   void worker_loop();
   void throw_if_failed() const;
   void request_locked(MHz clock);
+  // Under backend_mutex_ (or before the worker exists).
+  void reset_memory_clock_locked();
 
   std::vector<ScheduleInstruction> instructions_;
   int stage_;
@@ -91,7 +96,8 @@ class FrequencyController {
 
   // Serialises backend calls between the worker and restore_default_clocks().
   std::mutex backend_mutex_;
-  bool locked_ = false;    // a clock was set and not yet reset
+  bool locked_ = false;  // a clock was set and not yet reset
+  bool memory_locked_ = false;
   bool restored_ = false;  // no more clock changes may reach the GPU
 
   std::thread worker_;
