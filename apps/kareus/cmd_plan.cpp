@@ -14,6 +14,7 @@
 #include "kareus/core/table.hpp"
 #include "kareus/partition/partition.hpp"
 #include "kareus/planner/artifact_export.hpp"
+#include "kareus/planner/enforceable.hpp"
 #include "kareus/planner/planner.hpp"
 #include "workload_flags.hpp"
 
@@ -37,6 +38,7 @@ struct PlanFlags {
   double switch_latency_ms = kDefaultSwitchLatency.value() * 1e3;
   bool json = false;
   bool quiet = false;
+  std::string enforceable = "all";
 };
 
 std::vector<planner::Method> parse_methods(const std::string& text) {
@@ -122,6 +124,10 @@ void register_plan_command(CLI::App& app) {
   cmd->add_option("--switch-latency-ms", f->switch_latency_ms,
                   "Clock switch latency for --clock-granularity partition (docs/kernel-dvfs.md)")
       ->capture_default_str();
+  cmd->add_option("--enforceable", f->enforceable,
+                  "Export the best plan the target runtime applies whole: all, or clocks "
+                  "(megatron, perseus)")
+      ->capture_default_str();
   cmd->add_flag("--json", f->json, "Print summary.json on stdout");
   cmd->add_flag("--quiet", f->quiet, "No progress on stderr");
   cmd->callback([f] {
@@ -175,7 +181,14 @@ void register_plan_command(CLI::App& app) {
     const auto result = planner::plan(w, opt);
     if (!f->quiet && tty) std::fputs("\n", stderr);
 
-    const planner::Method chosen = primary(opt.methods);
+    const auto enforceable = planner::parse_enforceable(f->enforceable);
+    const planner::Method chosen =
+        enforceable == planner::Enforceable::kAll
+            ? primary(opt.methods)
+            : planner::best_enforceable_method(
+                  result, enforceable,
+                  f->deadline ? std::optional(Seconds(*f->deadline)) : std::nullopt,
+                  f->energy_budget ? std::optional(Joules(*f->energy_budget)) : std::nullopt);
     const auto& cm = result.methods.at(chosen);
     const planner::IterationPoint* selected = &planner::select_max_throughput(cm);
     std::string selection = "max-throughput";

@@ -209,11 +209,22 @@ typedef struct kareus_controller_options {
   /* Nonzero: reset the clocks on SIGINT, SIGTERM, SIGHUP, SIGQUIT or SIGPIPE (each unless
      ignored), then pass the signal on. */
   int restore_on_signals;
+  /* Checked against the schedule before the first clock change; 0: not checked. */
+  int pipeline_stages;
+  int microbatches;
+  /* Nonzero (the default): the schedule's GPU model must be the one NVML reports. */
+  int check_gpu_model;
+  /* Nonzero: a schedule with step_clocks_mhz is applied, the program reporting every step with
+   * kareus_controller_instruction_step; zero (the default): such a schedule is refused. */
+  int partition_clocks;
+  /* Nonzero: lock the memory clock at its maximum until the clocks are restored (NVML only). */
+  int lock_memory_clock;
 } kareus_controller_options;
 
 KAREUS_API void kareus_controller_options_init(kareus_controller_options* options);
 
-/* Checks every clock of `stage` against the GPU's supported clocks. `options` may be NULL. The
+/* Checks the job shape, the GPU model and every clock of `stage` against the GPU before any
+ * clock changes. `options` may be NULL. The
  * schedule is copied: it may be freed afterwards. */
 KAREUS_API kareus_status kareus_controller_create(const kareus_schedule* schedule, int stage,
                                                   const kareus_controller_options* options,
@@ -226,6 +237,10 @@ KAREUS_API void kareus_controller_free(kareus_controller* controller);
 KAREUS_API kareus_status kareus_controller_instruction_begin(kareus_controller* controller,
                                                              int stage, int microbatch,
                                                              const char* direction);
+/* Step `step` (0, 1, ... in order) of the current instruction begins (partition_clocks only);
+ * its clock from step_clocks_mhz is queued when it differs from the previous one. */
+KAREUS_API kareus_status kareus_controller_instruction_step(kareus_controller* controller,
+                                                            int step);
 /* End of an iteration: every instruction must have run; the schedule starts over. */
 KAREUS_API kareus_status kareus_controller_step_end(kareus_controller* controller);
 /* Blocks until every queued clock change reached the GPU. */

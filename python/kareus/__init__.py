@@ -23,6 +23,9 @@ from ._kareus import (
     StageSchedule,
     Workload,
     load_schedule,
+    nvml_gpu_name,
+    nvml_index_of_cuda_device,
+    nvml_index_of_uuid,
     parse_schedule,
     plan,
 )
@@ -45,6 +48,9 @@ __all__ = [
     "StageSchedule",
     "Workload",
     "load_schedule",
+    "nvml_gpu_name",
+    "nvml_index_of_cuda_device",
+    "nvml_index_of_uuid",
     "parse_schedule",
     "plan",
 ]

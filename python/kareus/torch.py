@@ -18,12 +18,94 @@ the first wrong instruction instead of running at the wrong clocks.
 """
 
 import os
+import signal
+import sys
+import warnings
 
 import torch
+import torch.utils.checkpoint
 
-from ._kareus import EnergyMonitor, Error, FrequencyController, Schedule, load_schedule
+from ._kareus import (EnergyMonitor, Error, FrequencyController, Schedule, load_schedule,
+                      nvml_index_of_cuda_device, nvml_index_of_uuid)
 
-__all__ = ["PipelineStage"]
+__all__ = ["PipelineStage", "decisions_beyond_clocks", "nvml_gpu_of", "stage_for_rank"]
+
+# Signals the controller restores the clocks on (src/runtime/restore_on_signal.cpp).
+_RESTORE_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
+
+
+def nvml_gpu_of(cuda_device):
+    """The NVML index of CUDA device `cuda_device` (an int, "cuda:N" or torch.device).
+
+    CUDA numbers the devices CUDA_VISIBLE_DEVICES lists, in its order, and Slurm or Kubernetes
+    set it per job (often to GPU UUIDs), so `cuda:0` of a rank may be NVML device 5. With CUDA
+    available and a torch that reports device UUIDs, the UUID decides; otherwise the
+    CUDA_VISIBLE_DEVICES entries (indices, taken in NVML's PCI bus order as with
+    CUDA_DEVICE_ORDER=PCI_BUS_ID, or UUIDs / unique UUID prefixes)."""
+    index = torch.device(cuda_device).index if not isinstance(cuda_device, int) else cuda_device
+    if index is None:
+        index = torch.cuda.current_device() if torch.cuda.is_available() else 0
+    if torch.cuda.is_available():
+        uuid = getattr(torch.cuda.get_device_properties(index), "uuid", None)
+        if uuid is not None:
+            text = str(uuid)
+            return nvml_index_of_uuid(text if text.startswith("GPU-") else "GPU-" + text)
+    return nvml_index_of_cuda_device(index)
+
+
+def stage_for_rank(schedule, pipeline_rank, pipeline_size=None):
+    """The schedule stage a pipeline rank runs (Megatron: mpu.get_pipeline_model_parallel_rank()).
+
+    Checks that the rank exists in the schedule and, given the job's pipeline size, that the
+    schedule has exactly that many stages, before anything touches a GPU."""
+    if not isinstance(schedule, Schedule):
+        schedule = load_schedule(os.fspath(schedule))
+    stages = len(schedule.stages)
+    if pipeline_size is not None and pipeline_size != stages:
+        raise Error(f"kareus.torch: the schedule has {stages} pipeline stage(s), the job runs "
+                    f"{pipeline_size}")
+    if not 0 <= pipeline_rank < stages:
+        raise Error(f"kareus.torch: pipeline rank {pipeline_rank} has no stage in the schedule "
+                    f"(stages 0..{stages - 1})")
+    return pipeline_rank
+
+
+def decisions_beyond_clocks(schedule, stage):
+    """What a stage's schedule decides besides per-instruction SM clocks, one phrase each:
+    nanobatch execution, communication SM counts, launch slots, partition-granularity clocks."""
+    instructions = schedule.stages[stage].instructions
+    nanobatch = [i for i in instructions if i.execution == "nanobatch"]
+    found = []
+    if nanobatch:
+        sms = sorted({p.sms for i in nanobatch
+                      for p in list(i.partitions.values()) + list(i.recompute_partitions.values())})
+        slots = sorted({p.slot for i in nanobatch
+                        for p in list(i.partitions.values()) + list(i.recompute_partitions.values())})
+        found.append(f"nanobatch execution of {len(nanobatch)} of {len(instructions)} "
+                     "instructions")
+        found.append(f"communication SM counts {sms}")
+        found.append(f"launch slots {slots}")
+    if any(i.step_clocks_mhz for i in instructions):
+        found.append("partition-granularity clocks (step_clocks_mhz)")
+    return found
+
+
+def _inside_reentrant_checkpoint():
+    """Whether the module is being called from torch.utils.checkpoint's reentrant function
+    (CheckpointFunction.forward, under no_grad, or its backward's re-run). Only the few frames
+    between that function and the hook are looked at."""
+    frame = sys._getframe(2)
+    for _ in range(8):
+        if frame is None:
+            return False
+        if frame.f_code in _REENTRANT_CODES:
+            return True
+        frame = frame.f_back
+    return False
+
+
+_REENTRANT_CODES = {torch.utils.checkpoint.CheckpointFunction.forward.__code__,
+                    torch.utils.checkpoint.CheckpointFunction.backward.__code__}
 
 
 def _tensors(value):
@@ -44,7 +126,16 @@ class PipelineStage:
     module: the stage's torch.nn.Module (its forward is called once per microbatch).
     schedule: a kareus.Schedule or the path of a schedule file.
     stage: this stage's index in the schedule.
-    gpu: NVML index of the stage's GPU.
+    gpu: CUDA device index of the stage's GPU (LOCAL_RANK), mapped to NVML through
+        CUDA_VISIBLE_DEVICES / GPU UUIDs (nvml_gpu_of); nvml_gpu: the NVML index instead.
+    microbatches, pipeline_stages: the job's microbatches per iteration and pipeline size, checked
+        against the schedule (with the GPU model) before any clock changes.
+    layers: the stage's kareus.nanobatch.NanobatchTPStack, which executes the schedule's
+        nanobatch overlap (execution, launch slots, SM counts). Without it a schedule that
+        decides more than clocks is refused, unless allow_partial=True, which runs its clocks
+        only and warns naming what is ignored.
+    lock_memory_clock: lock the GPU's memory clock at its maximum for the job, as Zeus does
+        (NVML only; restored with the SM clocks).
     daemon_socket: kareusd's socket, for processes without the right to set clocks (None: NVML).
     measure_energy: open an EnergyMonitor window per iteration over `monitor_gpus` (default
         [gpu]); `measurements` holds one kareus.EnergyMeasurement per completed iteration.
@@ -56,14 +147,28 @@ class PipelineStage:
     not count as a forward of the stage.
     """
 
-    def __init__(self, module, schedule, stage, *, gpu=0, daemon_socket=None,
-                 measure_energy=True, monitor_gpus=None, restore_on_signals=True):
+    def __init__(self, module, schedule, stage, *, gpu=0, nvml_gpu=None, daemon_socket=None,
+                 measure_energy=True, monitor_gpus=None, restore_on_signals=True,
+                 microbatches=0, pipeline_stages=0, layers=None, allow_partial=False,
+                 lock_memory_clock=False):
         if not isinstance(schedule, Schedule):
             schedule = load_schedule(os.fspath(schedule))
+        stage_for_rank(schedule, stage, pipeline_stages or None)
+        self.schedule = schedule
         self.stage = stage
+        self.instructions = schedule.stages[stage].instructions
+        self.ignored = self._check_enforceable(layers, allow_partial)
+        gpu = nvml_gpu if nvml_gpu is not None else nvml_gpu_of(gpu)
+        self.gpu = gpu
         self.controller = FrequencyController(
             schedule, stage, gpu=gpu, daemon_socket=daemon_socket,
-            restore_on_signals=restore_on_signals)
+            restore_on_signals=restore_on_signals and self._signals_are_ours(),
+            pipeline_stages=pipeline_stages, microbatches=microbatches,
+            lock_memory_clock=lock_memory_clock)
+        self.current_instruction = None
+        self._position = 0
+        if layers is not None:
+            layers.attach(self, allow_partial=allow_partial)
         try:
             self.monitor = (EnergyMonitor(list(monitor_gpus) if monitor_gpus else [gpu])
                             if measure_energy else None)
@@ -91,7 +196,84 @@ class PipelineStage:
             self.measurements.append(self.monitor.end_window(self._window))
             self._window = None
         self._next_forward = 0
+        self._position = 0
+        self.current_instruction = None
         self.iteration += 1
+
+    def job_energy(self, group=None):
+        """The last iteration's energy summed over the ranks of `group` (default: the whole job)
+        and its time (the slowest rank's), next to the schedule's whole-job prediction. Every
+        rank calls it (a collective); each must measure its own GPU only, as by default.
+        Returns a dict: time_s, energy_j, ranks, predicted_iteration_time_s,
+        predicted_energy_j."""
+        import torch.distributed as dist
+        if not self.measurements:
+            raise Error("kareus.torch: job_energy() needs a completed iteration with "
+                        "measure_energy on")
+        last = self.measurements[-1]
+        device = "cpu"
+        if dist.get_backend(group) == "nccl":
+            device = torch.device("cuda", torch.cuda.current_device())
+        energy = torch.tensor([last.total_energy_j], dtype=torch.float64, device=device)
+        time_s = torch.tensor([last.time_s], dtype=torch.float64, device=device)
+        dist.all_reduce(energy, op=dist.ReduceOp.SUM, group=group)
+        dist.all_reduce(time_s, op=dist.ReduceOp.MAX, group=group)
+        return {"time_s": time_s.item(), "energy_j": energy.item(),
+                "ranks": dist.get_world_size(group),
+                "predicted_iteration_time_s": self.schedule.predicted_iteration_time_s,
+                "predicted_energy_j": self.schedule.predicted_energy_j}
+
+    def report_job_energy(self, group=None, file=None):
+        """job_energy(), printed by rank 0 of `group` as measured vs predicted; returns it."""
+        import torch.distributed as dist
+        e = self.job_energy(group)
+        if dist.get_rank(group) == 0:
+            print(f"kareus: iteration {self.iteration - 1}: measured {e['time_s']:.3f} s, "
+                  f"{e['energy_j']:.1f} J over {e['ranks']} rank(s); schedule predicts "
+                  f"{e['predicted_iteration_time_s']:.3f} s, {e['predicted_energy_j']:.1f} J",
+                  file=file or sys.stdout, flush=True)
+        return e
+
+    def _check_enforceable(self, layers, allow_partial):
+        """Refuses (or, with allow_partial, lists) the decisions this stage cannot apply."""
+        decisions = decisions_beyond_clocks(self.schedule, self.stage)
+        if layers is not None:
+            # The layer stack executes nanobatch overlap; only step clocks remain beyond it.
+            decisions = [d for d in decisions if d.startswith("partition-granularity")]
+        if not decisions:
+            return []
+        what = "; ".join(decisions)
+        if not allow_partial:
+            raise Error(f"kareus.torch: stage {self.stage} of the {self.schedule.method} schedule "
+                        f"decides more than clocks ({what}), which this PipelineStage cannot "
+                        "apply: pass layers=kareus.nanobatch.NanobatchTPStack(...) to execute "
+                        "the overlap, allow_partial=True to run its clocks only (its predicted "
+                        "time and energy then do not hold), or plan with `kareus plan "
+                        "--enforceable clocks`")
+        warnings.warn(f"kareus.torch: running the clocks of stage {self.stage} only; ignored: "
+                      f"{what}", RuntimeWarning, stacklevel=3)
+        return decisions
+
+    @staticmethod
+    def _signals_are_ours():
+        """False when the program ignores or handles one of the restore signals itself (a
+        trainer that checkpoints on SIGINT, SIGINT of a background job): resetting the clocks
+        there would leave a job running that its next forward then fails."""
+        for name in _RESTORE_SIGNALS:
+            number = getattr(signal, name, None)
+            if number is None:
+                continue
+            handler = signal.getsignal(number)
+            if handler is signal.SIG_IGN:
+                return False
+            if callable(handler) and handler is not signal.default_int_handler:
+                return False
+        return True
+
+    def _advance(self, microbatch, direction):
+        self.controller.on_instruction_begin(self.stage, microbatch, direction)
+        self.current_instruction = self.instructions[self._position]
+        self._position += 1
 
     def close(self, completed=True):
         """Removes the hooks and restores the default clocks; idempotent. With `completed`, the
@@ -111,12 +293,18 @@ class PipelineStage:
                 self._window = None
 
     def _before_forward(self, module, inputs):
+        if _inside_reentrant_checkpoint():
+            raise Error(f"kareus.torch: stage {self.stage}'s module is wrapped whole in reentrant "
+                        "activation checkpointing (torch.utils.checkpoint.checkpoint with "
+                        "use_reentrant=True): its forward runs under no_grad and again inside "
+                        "the backward, so forward clocks would be applied to the backward; "
+                        "checkpoint the layers inside the stage module instead")
         if not torch.is_grad_enabled():
             return
         if self.monitor is not None and self._window is None:
             self._window = f"kareus.torch stage {self.stage} iteration {self.iteration}"
             self.monitor.begin_window(self._window)
-        self.controller.on_instruction_begin(self.stage, self._next_forward, "forward")
+        self._advance(self._next_forward, "forward")
         self._next_forward += 1
 
     def _after_forward(self, module, inputs, output):
@@ -134,7 +322,7 @@ class PipelineStage:
             # Several output tensors each get the hook; the first gradient starts the backward.
             if not started:
                 started.append(True)
-                self.controller.on_instruction_begin(self.stage, microbatch, "backward")
+                self._advance(microbatch, "backward")
 
         for tensor in tensors:
             tensor.register_hook(backward_begins)

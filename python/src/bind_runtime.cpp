@@ -8,6 +8,7 @@
 #include "bindings.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/runtime/daemon_client.hpp"
+#include "kareus/runtime/device_map.hpp"
 #include "kareus/runtime/energy_monitor.hpp"
 #include "kareus/runtime/frequency_controller.hpp"
 
@@ -16,10 +17,10 @@ namespace {
 
 using runtime::FrequencyController;
 
-std::unique_ptr<FrequencyController> make_controller(const Schedule& schedule, int stage,
-                                                     unsigned gpu,
-                                                     const std::optional<std::string>& daemon,
-                                                     bool restore_on_signals) {
+std::unique_ptr<FrequencyController> make_controller(
+    const Schedule& schedule, int stage, unsigned gpu, const std::optional<std::string>& daemon,
+    bool restore_on_signals, int pipeline_stages, int microbatches, bool check_gpu_model,
+    bool partition_clocks, bool lock_memory_clock) {
   std::unique_ptr<runtime::ClockBackend> backend;
   if (daemon)
     backend = std::make_unique<runtime::DaemonClockBackend>(
@@ -29,6 +30,11 @@ std::unique_ptr<FrequencyController> make_controller(const Schedule& schedule, i
         std::make_unique<runtime::NvmlClockBackend>(std::make_shared<const nvml::Nvml>(), gpu);
   runtime::ControllerOptions options;
   options.restore_on_signals = restore_on_signals;
+  options.pipeline_stages = pipeline_stages;
+  options.microbatches = microbatches;
+  options.check_gpu_model = check_gpu_model;
+  options.partition_clocks = partition_clocks;
+  options.lock_memory_clock = lock_memory_clock;
   return std::make_unique<FrequencyController>(schedule, stage, std::move(backend), options);
 }
 
@@ -46,16 +52,25 @@ void bind_runtime(py::module_& m) {
       m, "FrequencyController",
       "Applies one stage's schedule clocks on one GPU; a context manager that restores the "
       "default clocks on exit.")
-      .def(py::init(&make_controller), py::arg("schedule"), py::arg("stage"), py::kw_only(),
-           py::arg("gpu") = 0u, py::arg("daemon_socket") = py::none(),
-           py::arg("restore_on_signals") = runtime::ControllerOptions{}.restore_on_signals,
-           release(),
-           "Checks every clock of the stage against the GPU. daemon_socket: kareusd's socket "
-           "(None: NVML in this process).")
+      .def(
+          py::init(&make_controller), py::arg("schedule"), py::arg("stage"), py::kw_only(),
+          py::arg("gpu") = 0u, py::arg("daemon_socket") = py::none(),
+          py::arg("restore_on_signals") = runtime::ControllerOptions{}.restore_on_signals,
+          py::arg("pipeline_stages") = 0, py::arg("microbatches") = 0,
+          py::arg("check_gpu_model") = runtime::ControllerOptions{}.check_gpu_model,
+          py::arg("partition_clocks") = runtime::ControllerOptions{}.partition_clocks,
+          py::arg("lock_memory_clock") = runtime::ControllerOptions{}.lock_memory_clock, release(),
+          "Checks the job shape (pipeline_stages, microbatches; 0: unchecked), the GPU model and "
+          "every clock of the stage against the GPU before any clock changes. daemon_socket: "
+          "kareusd's socket (None: NVML in this process). partition_clocks: apply "
+          "step_clocks_mhz, reported with on_instruction_step (otherwise such a schedule is "
+          "refused). lock_memory_clock: memory clock at its maximum until the clocks are restored.")
       .def_property_readonly("stage", &FrequencyController::stage)
       .def("on_instruction_begin", &FrequencyController::on_instruction_begin, py::arg("stage"),
            py::arg("microbatch"), py::arg("direction"), release(),
            "Before each forward/backward; must be the stage's next instruction.")
+      .def("on_instruction_step", &FrequencyController::on_instruction_step, py::arg("step"),
+           release(), "Step `step` of the current instruction begins (partition_clocks).")
       .def("on_step_end", &FrequencyController::on_step_end, release(),
            "End of an iteration; the schedule starts over.")
       .def("wait_until_applied", &FrequencyController::wait_until_applied, release())
@@ -66,11 +81,42 @@ void bind_runtime(py::module_& m) {
           py::return_value_policy::reference)
       .def(
           "__exit__",
-          [](FrequencyController& c, const py::object&, const py::object&, const py::object&) {
+          // A block that ends normally played every clock it queued: they reach the GPU (or
+          // their failure is raised) before the reset. After an exception they are dropped.
+          [](FrequencyController& c, const py::object& exc_type, const py::object&,
+             const py::object&) {
+            const bool completed = exc_type.is_none();
             py::gil_scoped_release unlocked;
+            try {
+              if (completed) c.wait_until_applied();
+            } catch (...) {
+              c.restore_default_clocks();
+              throw;
+            }
             c.restore_default_clocks();
           },
           py::arg("exc_type"), py::arg("exc_value"), py::arg("traceback"));
+
+  m.def(
+      "nvml_index_of_cuda_device",
+      [](int cuda_index) { return runtime::nvml_index_of_cuda_device(nvml::Nvml(), cuda_index); },
+      py::arg("cuda_index"), release(),
+      "The NVML index of CUDA device `cuda_index` under this process's CUDA_VISIBLE_DEVICES "
+      "(indices or GPU UUIDs).");
+  m.def(
+      "nvml_index_of_uuid",
+      [](const std::string& uuid) {
+        return runtime::nvml_index_of_cuda_device(0, uuid, [] {
+          const nvml::Nvml nvml;
+          std::vector<std::string> uuids;
+          for (unsigned i = 0; i < nvml.device_count(); ++i) uuids.push_back(nvml.uuid(i));
+          return uuids;
+        }());
+      },
+      py::arg("uuid"), release(), "The NVML index of the GPU with this UUID (or unique prefix).");
+  m.def(
+      "nvml_gpu_name", [](unsigned gpu) { return nvml::Nvml().name(gpu); }, py::arg("gpu"),
+      release());
 
   py::class_<runtime::EnergyMeasurement>(m, "EnergyMeasurement")
       .def_property_readonly("time_s",

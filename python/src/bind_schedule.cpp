@@ -28,6 +28,12 @@ void bind_schedule(py::module_& m) {
       .def_readonly("execution", &ScheduleInstruction::execution)
       .def_readonly("partitions", &ScheduleInstruction::partitions)
       .def_readonly("recompute_partitions", &ScheduleInstruction::recompute_partitions)
+      .def_property_readonly("step_clocks_mhz",
+                             [](const ScheduleInstruction& i) {
+                               std::vector<double> out;
+                               for (const MHz f : i.step_clocks) out.push_back(f.value());
+                               return out;
+                             })
       .def(py::self == py::self)
       .def("__repr__", [](const ScheduleInstruction& i) {
         return "kareus.ScheduleInstruction(microbatch=" + std::to_string(i.microbatch) +

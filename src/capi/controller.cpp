@@ -28,7 +28,10 @@ extern "C" {
 void kareus_controller_options_init(kareus_controller_options* options) {
   if (!options) return;
   *options = kareus_controller_options{};
-  options->restore_on_signals = runtime::ControllerOptions{}.restore_on_signals ? 1 : 0;
+  const runtime::ControllerOptions defaults;
+  options->restore_on_signals = defaults.restore_on_signals ? 1 : 0;
+  options->check_gpu_model = defaults.check_gpu_model ? 1 : 0;
+  options->partition_clocks = defaults.partition_clocks ? 1 : 0;
 }
 
 kareus_status kareus_controller_create(const kareus_schedule* schedule, int stage,
@@ -42,6 +45,11 @@ kareus_status kareus_controller_create(const kareus_schedule* schedule, int stag
     if (options) o = *options;
     runtime::ControllerOptions co;
     co.restore_on_signals = o.restore_on_signals != 0;
+    co.pipeline_stages = o.pipeline_stages;
+    co.microbatches = o.microbatches;
+    co.check_gpu_model = o.check_gpu_model != 0;
+    co.partition_clocks = o.partition_clocks != 0;
+    co.lock_memory_clock = o.lock_memory_clock != 0;
     auto c = std::make_unique<kareus_controller>();
     c->controller = std::make_unique<runtime::FrequencyController>(schedule->schedule, stage,
                                                                    backend_of(o), co);
@@ -59,6 +67,10 @@ kareus_status kareus_controller_instruction_begin(kareus_controller* controller,
     controller_of(controller)
         .on_instruction_begin(stage, microbatch, required(direction, "direction"));
   });
+}
+
+kareus_status kareus_controller_instruction_step(kareus_controller* controller, int step) {
+  return guarded([&] { controller_of(controller).on_instruction_step(step); });
 }
 
 kareus_status kareus_controller_step_end(kareus_controller* controller) {

@@ -19,6 +19,9 @@ struct Nvml::Api {
 #define KAREUS_NVML_FN(name) decltype(&::name) name = nullptr;
 #include "nvml_functions.inc"
 #undef KAREUS_NVML_FN
+  // Optional entry points: null when the driver does not export them.
+  decltype(&::nvmlDeviceSetMemoryLockedClocks) nvmlDeviceSetMemoryLockedClocks = nullptr;
+  decltype(&::nvmlDeviceResetMemoryLockedClocks) nvmlDeviceResetMemoryLockedClocks = nullptr;
 };
 
 namespace {
@@ -78,6 +81,12 @@ Nvml::Nvml(const std::string& library_path) : api_(std::make_unique<Api>()) {
   }
 #include "nvml_functions.inc"
 #undef KAREUS_NVML_FN
+  api_->nvmlDeviceSetMemoryLockedClocks =
+      reinterpret_cast<decltype(&::nvmlDeviceSetMemoryLockedClocks)>(
+          dlsym(api_->handle, "nvmlDeviceSetMemoryLockedClocks"));
+  api_->nvmlDeviceResetMemoryLockedClocks =
+      reinterpret_cast<decltype(&::nvmlDeviceResetMemoryLockedClocks)>(
+          dlsym(api_->handle, "nvmlDeviceResetMemoryLockedClocks"));
   const nvmlReturn_t code = api_->nvmlInit_v2();
   if (code != NVML_SUCCESS) {
     fail(fmt::format("NVML unavailable: nvmlInit_v2 failed: {}", describe(*api_, code)),
@@ -166,21 +175,55 @@ std::vector<unsigned> clock_list(const Nvml::Api& api, Query query, std::string_
   return clocks;
 }
 
-}  // namespace
-
-std::vector<MHz> Nvml::supported_sm_clocks(unsigned gpu) const {
-  const nvmlDevice_t handle = device(*api_, gpu);
+unsigned max_memory_mhz(const Nvml::Api& api, nvmlDevice_t handle, unsigned gpu) {
   const auto memory = clock_list(
-      *api_,
+      api,
       [&](unsigned* count, unsigned* clocks) {
-        return api_->nvmlDeviceGetSupportedMemoryClocks(handle, count, clocks);
+        return api.nvmlDeviceGetSupportedMemoryClocks(handle, count, clocks);
       },
       fmt::format("nvmlDeviceGetSupportedMemoryClocks(gpu {})", gpu));
   if (memory.empty()) {
     throw NvmlError(fmt::format("NVML gpu {} reports no supported memory clocks", gpu),
                     NVML_ERROR_NOT_SUPPORTED);
   }
-  const unsigned max_memory = *std::max_element(memory.begin(), memory.end());
+  return *std::max_element(memory.begin(), memory.end());
+}
+
+template <class Fn>
+Fn optional_entry(Fn fn, std::string_view name) {
+  if (!fn) {
+    throw NvmlError(fmt::format("NVML: this driver does not export {} (memory clock locking "
+                                "needs an Ampere or newer GPU and an R515 or newer driver)",
+                                name),
+                    NVML_ERROR_FUNCTION_NOT_FOUND);
+  }
+  return fn;
+}
+
+}  // namespace
+
+MHz Nvml::max_memory_clock(unsigned gpu) const {
+  return MHz(max_memory_mhz(*api_, device(*api_, gpu), gpu));
+}
+
+void Nvml::set_locked_memory_clock(unsigned gpu, MHz clock) const {
+  const unsigned mhz = whole_mhz(clock);
+  const auto fn =
+      optional_entry(api_->nvmlDeviceSetMemoryLockedClocks, "nvmlDeviceSetMemoryLockedClocks");
+  check(*api_, fn(device(*api_, gpu), mhz, mhz),
+        fmt::format("nvmlDeviceSetMemoryLockedClocks(gpu {}, {} MHz)", gpu, mhz));
+}
+
+void Nvml::reset_locked_memory_clocks(unsigned gpu) const {
+  const auto fn =
+      optional_entry(api_->nvmlDeviceResetMemoryLockedClocks, "nvmlDeviceResetMemoryLockedClocks");
+  check(*api_, fn(device(*api_, gpu)),
+        fmt::format("nvmlDeviceResetMemoryLockedClocks(gpu {})", gpu));
+}
+
+std::vector<MHz> Nvml::supported_sm_clocks(unsigned gpu) const {
+  const nvmlDevice_t handle = device(*api_, gpu);
+  const unsigned max_memory = max_memory_mhz(*api_, handle, gpu);
   auto graphics = clock_list(
       *api_,
       [&](unsigned* count, unsigned* clocks) {

@@ -23,6 +23,26 @@ std::vector<MHz> NvmlClockBackend::supported_sm_clocks() {
   return nvml_->supported_sm_clocks(gpu_);
 }
 
+void ClockBackend::lock_memory_clock_at_max() {
+  throw Error(fmt::format("{} cannot lock the memory clock", describe()));
+}
+
+void ClockBackend::reset_memory_clock() {
+  throw Error(fmt::format("{} cannot reset the memory clock", describe()));
+}
+
+void NvmlClockBackend::lock_memory_clock_at_max() {
+  nvml_->set_locked_memory_clock(gpu_, nvml_->max_memory_clock(gpu_));
+}
+
+void NvmlClockBackend::reset_memory_clock() {
+  nvml_->reset_locked_memory_clocks(gpu_);
+}
+
+std::string NvmlClockBackend::gpu_name() {
+  return nvml_->name(gpu_);
+}
+
 std::string NvmlClockBackend::describe() const {
   return fmt::format("NVML gpu {}", gpu_);
 }

@@ -61,7 +61,9 @@ DaemonEnergy DaemonClient::read_energy(unsigned gpu) {
 
 DaemonClockBackend::DaemonClockBackend(std::shared_ptr<DaemonClient> client, unsigned gpu)
     : client_(std::move(client)), gpu_(gpu) {
-  supported_ = client_->register_gpus({gpu}).at(0).supported_sm_clocks;
+  const DaemonGpu registered = client_->register_gpus({gpu}).at(0);
+  supported_ = registered.supported_sm_clocks;
+  name_ = registered.name;
 }
 
 void DaemonClockBackend::set_sm_clock(MHz clock) {

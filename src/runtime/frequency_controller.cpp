@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "kareus/core/error.hpp"
+#include "kareus/runtime/job_check.hpp"
 #include "restore_on_signal.hpp"
 
 namespace kareus::runtime {
@@ -23,8 +24,10 @@ const StageSchedule& stage_of(const Schedule& schedule, int stage) {
 void check_supported(const StageSchedule& stage, ClockBackend& backend) {
   const std::vector<MHz> supported = backend.supported_sm_clocks();
   for (std::size_t i = 0; i < stage.instructions.size(); ++i) {
-    const MHz clock = stage.instructions[i].clock;
-    if (std::find(supported.begin(), supported.end(), clock) == supported.end()) {
+    std::vector<MHz> clocks = stage.instructions[i].step_clocks;
+    clocks.push_back(stage.instructions[i].clock);
+    for (const MHz clock : clocks) {
+      if (std::find(supported.begin(), supported.end(), clock) != supported.end()) continue;
       throw Error(fmt::format(
           "frequency controller: stage {} instruction {} asks for {} MHz, which {} does not "
           "support (it supports {} to {} MHz)",
@@ -32,6 +35,34 @@ void check_supported(const StageSchedule& stage, ClockBackend& backend) {
           supported.empty() ? 0.0 : supported.back().value(),
           supported.empty() ? 0.0 : supported.front().value()));
     }
+  }
+}
+
+// Ignoring step_clocks_mhz would run a plan other than the one whose time and energy were
+// predicted, so it is applied only when the host program can report the steps.
+void check_step_clocks(const StageSchedule& stage, const ControllerOptions& options) {
+  if (options.partition_clocks) return;
+  for (std::size_t i = 0; i < stage.instructions.size(); ++i) {
+    if (stage.instructions[i].step_clocks.empty()) continue;
+    throw Error(fmt::format(
+        "frequency controller: stage {} instruction {} has step_clocks_mhz (partition-granularity "
+        "clocks, kareus plan --clock-granularity partition), which this controller would ignore; "
+        "enable partition_clocks and report every step with on_instruction_step(), or plan with "
+        "--clock-granularity instruction",
+        stage.stage, i));
+  }
+}
+
+// Called from destructors, the signal watcher and atexit: nobody can catch a failure there.
+void reset_or_report(ClockBackend& backend, bool& locked, void (ClockBackend::*reset)(),
+                     const char* what) {
+  if (!locked) return;
+  try {
+    (backend.*reset)();
+    locked = false;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kareus: could not restore the %s of %s: %s\n", what,
+                 backend.describe().c_str(), e.what());
   }
 }
 
@@ -44,7 +75,20 @@ FrequencyController::FrequencyController(const Schedule& schedule, int stage,
       stage_(stage),
       backend_(std::move(backend)),
       options_(options) {
+  // Everything is checked before the worker exists, so a refused schedule changes no clock.
+  check_job(schedule, {options.pipeline_stages, options.microbatches,
+                       options.check_gpu_model ? backend_->gpu_name() : std::string()});
+  check_step_clocks(stage_of(schedule, stage), options_);
   check_supported(stage_of(schedule, stage), *backend_);
+  if (options_.lock_memory_clock) {
+    memory_locked_ = true;  // a failed lock may still have changed the clock
+    try {
+      backend_->lock_memory_clock_at_max();
+    } catch (...) {
+      reset_memory_clock_locked();
+      throw;
+    }
+  }
   worker_ = std::thread([this] { worker_loop(); });
   try {
     register_for_restore(this, options_.restore_on_signals);
@@ -55,8 +99,13 @@ FrequencyController::FrequencyController(const Schedule& schedule, int stage,
     }
     wake_.notify_all();
     worker_.join();
+    reset_memory_clock_locked();
     throw;
   }
+}
+
+void FrequencyController::reset_memory_clock_locked() {
+  reset_or_report(*backend_, memory_locked_, &ClockBackend::reset_memory_clock, "memory clock");
 }
 
 FrequencyController::~FrequencyController() {
@@ -137,15 +186,48 @@ void FrequencyController::on_instruction_begin(int stage, int microbatch,
         stage_, position_, expected.direction, expected.microbatch, direction, microbatch));
   }
   ++position_;
+  next_step_ = 0;
   ++stats_.instructions;
-  if (last_requested_ == expected.clock) {
+  request_locked(expected.clock);
+}
+
+void FrequencyController::request_locked(MHz clock) {
+  if (last_requested_ == clock) {
     ++stats_.skipped;
     return;
   }
-  last_requested_ = expected.clock;
+  last_requested_ = clock;
   ++stats_.clock_changes;
-  queue_.push_back(expected.clock);
+  queue_.push_back(clock);
   wake_.notify_one();
+}
+
+void FrequencyController::on_instruction_step(int step) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  throw_if_failed();
+  if (stopping_) {
+    throw Error(fmt::format(
+        "frequency controller: stage {} was stopped and its default clocks restored", stage_));
+  }
+  if (!options_.partition_clocks) {
+    throw Error("frequency controller: on_instruction_step needs partition_clocks enabled");
+  }
+  if (position_ == 0) {
+    throw Error(fmt::format(
+        "frequency controller: step {} reported on stage {} before any instruction began", step,
+        stage_));
+  }
+  const ScheduleInstruction& current = instructions_[position_ - 1];
+  const int steps = std::max<int>(1, static_cast<int>(current.step_clocks.size()));
+  if (step != next_step_ || step >= steps) {
+    throw Error(fmt::format(
+        "frequency controller: stage {} instruction {} ({} of microbatch {}) has steps 0..{} "
+        "and expects step {} next; step {} was reported",
+        stage_, position_ - 1, current.direction, current.microbatch, steps - 1, next_step_, step));
+  }
+  ++next_step_;
+  if (!current.step_clocks.empty())
+    request_locked(current.step_clocks[static_cast<std::size_t>(step)]);
 }
 
 void FrequencyController::on_step_end() {
@@ -173,15 +255,8 @@ void FrequencyController::restore_default_clocks() {
   }
   std::lock_guard<std::mutex> backend_lock(backend_mutex_);
   restored_ = true;
-  if (!locked_) return;
-  try {
-    backend_->reset_sm_clock();
-    locked_ = false;
-  } catch (const std::exception& e) {
-    // Called from destructors, the signal watcher and atexit: nobody can catch it there.
-    std::fprintf(stderr, "kareus: could not restore the default clocks of %s: %s\n",
-                 backend_->describe().c_str(), e.what());
-  }
+  reset_memory_clock_locked();
+  reset_or_report(*backend_, locked_, &ClockBackend::reset_sm_clock, "default clocks");
 }
 
 ControllerStats FrequencyController::stats() const {

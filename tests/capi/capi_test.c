@@ -421,6 +421,64 @@ static int test_controller(void) {
   return 0;
 }
 
+/* One microbatch whose forward changes clock between its steps (kareus plan
+ * --clock-granularity partition). */
+static const char* const step_clock_schedule =
+    "{\"format_version\": 1, \"workload\": {}, \"method\": \"kareus\", \"gpu\": "
+    "\"a100-sxm4-40gb\",\n"
+    " \"predicted\": {\"iteration_time_s\": 1, \"energy_j\": 1, \"dynamic_energy_j\": 1},\n"
+    " \"stages\": [{\"stage\": 0, \"instructions\": [\n"
+    "  {\"microbatch\": 0, \"direction\": \"forward\", \"clock_mhz\": 1200,\n"
+    "   \"execution\": \"nanobatch\", \"step_clocks_mhz\": [1200, 990, 990],\n"
+    "   \"partitions\": {\"fwd_attn\": {\"slot\": \"norm_0\", \"sms\": 12}}},\n"
+    "  {\"microbatch\": 0, \"direction\": \"backward\", \"clock_mhz\": 1410,\n"
+    "   \"execution\": \"sequential\"}]}]}";
+
+static int test_checks_and_step_clocks(void) {
+  kareus_schedule* s = NULL;
+  kareus_controller* c = NULL;
+  kareus_controller_options o;
+  kareus_controller_options_init(&o);
+  CHECK(o.check_gpu_model != 0 && o.partition_clocks == 0);
+  CHECK(o.pipeline_stages == 0 && o.microbatches == 0);
+  CHECK_OK(kareus_schedule_parse(step_clock_schedule, "steps", &s));
+
+  clear_log();
+  CHECK_STATUS(kareus_controller_create(s, 0, &o, &c), KAREUS_ERROR_INVALID_INPUT);
+  CHECK_ERROR_MENTIONS("step_clocks_mhz");
+  o.partition_clocks = 1;
+  o.microbatches = 4;
+  o.pipeline_stages = 2;
+  CHECK_STATUS(kareus_controller_create(s, 0, &o, &c), KAREUS_ERROR_INVALID_INPUT);
+  CHECK_ERROR_MENTIONS("1 pipeline stage(s), the job runs 2");
+  CHECK_ERROR_MENTIONS("1 microbatch(es) per iteration, the job 4");
+  o.gpu = 1; /* the fake RTX 3080 Ti */
+  o.microbatches = 1;
+  o.pipeline_stages = 1;
+  CHECK_STATUS(kareus_controller_create(s, 0, &o, &c), KAREUS_ERROR_INVALID_INPUT);
+  CHECK_ERROR_MENTIONS("this GPU is NVIDIA GeForce RTX 3080 Ti");
+  lines_t got;
+  read_log(&got);
+  CHECK(got.count == 0);
+
+  o.gpu = 0;
+  CHECK_OK(kareus_controller_create(s, 0, &o, &c));
+  CHECK_OK(kareus_controller_instruction_begin(c, 0, 0, "forward"));
+  for (int step = 0; step < 3; ++step) CHECK_OK(kareus_controller_instruction_step(c, step));
+  CHECK_STATUS(kareus_controller_instruction_step(c, 3), KAREUS_ERROR_INVALID_INPUT);
+  CHECK_OK(kareus_controller_instruction_begin(c, 0, 0, "backward"));
+  CHECK_OK(kareus_controller_wait(c));
+  kareus_controller_free(c);
+  read_log(&got);
+  CHECK(got.count == 4);
+  CHECK(strcmp(got.lines[0], "nvmlDeviceSetGpuLockedClocks 0 1200 1200") == 0);
+  CHECK(strcmp(got.lines[1], "nvmlDeviceSetGpuLockedClocks 0 990 990") == 0);
+  CHECK(strcmp(got.lines[2], "nvmlDeviceSetGpuLockedClocks 0 1410 1410") == 0);
+  CHECK(strcmp(got.lines[3], "nvmlDeviceResetGpuLockedClocks 0") == 0);
+  kareus_schedule_free(s);
+  return 0;
+}
+
 static int test_nvml_unavailable(void) {
   kareus_schedule* s = NULL;
   kareus_controller* c = NULL;
@@ -505,6 +563,7 @@ int main(void) {
       {"workload_errors", test_workload_errors},
       {"schedule_fixture", test_schedule_fixture},
       {"controller", test_controller},
+      {"checks_and_step_clocks", test_checks_and_step_clocks},
       {"nvml_unavailable", test_nvml_unavailable},
       {"monitor", test_monitor},
       {"plan_from_file", test_plan_from_file},

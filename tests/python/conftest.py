@@ -26,6 +26,12 @@ def schedule_path(data_dir):
     return data_dir / "runtime" / "two_stages.json"
 
 
+@pytest.fixture
+def clocks_schedule_path(data_dir):
+    """two_stages.json as a clocks-only (perseus, sequential) schedule."""
+    return data_dir / "runtime" / "two_stages_sequential.json"
+
+
 class NvmlLog:
     def __init__(self, path):
         self.path = path

@@ -43,8 +43,9 @@ def train(model, stage, order, iterations, data):
 
 
 @pytest.mark.parametrize("stage_index", [0, 1])
-def test_training_plays_the_schedule_clocks(schedule_path, schedule_document, nvml_log,
+def test_training_plays_the_schedule_clocks(clocks_schedule_path, schedule_document, nvml_log,
                                             stage_index):
+    schedule_path = clocks_schedule_path
     model, data = make_model(), make_data()
     before = [p.detach().clone() for p in model.parameters()]
     order = stage_order(schedule_document, stage_index)
@@ -61,7 +62,8 @@ def test_training_plays_the_schedule_clocks(schedule_path, schedule_document, nv
     assert any(not torch.equal(b, p) for b, p in zip(before, model.parameters()))
 
 
-def test_exception_in_the_loop_resets_the_clocks(schedule_path, schedule_document, nvml_log):
+def test_exception_in_the_loop_resets_the_clocks(clocks_schedule_path, schedule_document, nvml_log):
+    schedule_path = clocks_schedule_path
     model, data = make_model(), make_data()
     order = stage_order(schedule_document, 0)
     with pytest.raises(RuntimeError, match="data loader failed"):
@@ -79,7 +81,8 @@ def test_exception_in_the_loop_resets_the_clocks(schedule_path, schedule_documen
     model(data[0][0]).sum().backward()
 
 
-def test_a_loop_out_of_the_schedules_order_raises_and_resets(schedule_path, nvml_log):
+def test_a_loop_out_of_the_schedules_order_raises_and_resets(clocks_schedule_path, nvml_log):
+    schedule_path = clocks_schedule_path
     model, data = make_model(), make_data()
     with pytest.raises(kareus.Error, match="schedule runs the backward of microbatch 0"):
         with kareus.torch.PipelineStage(model, schedule_path, stage=1) as stage:
@@ -91,7 +94,8 @@ def test_a_loop_out_of_the_schedules_order_raises_and_resets(schedule_path, nvml
     assert stage.measurements == []
 
 
-def test_a_backward_out_of_order_raises_from_backward(schedule_path, nvml_log):
+def test_a_backward_out_of_order_raises_from_backward(clocks_schedule_path, nvml_log):
+    schedule_path = clocks_schedule_path
     model, data = make_model(), make_data()
     with kareus.torch.PipelineStage(model, schedule_path, stage=0) as stage:
         losses = {}
@@ -105,7 +109,8 @@ def test_a_backward_out_of_order_raises_from_backward(schedule_path, nvml_log):
     assert nvml_log.lines()[-1] == reset_line()
 
 
-def test_an_output_without_grad_is_refused(schedule_path, nvml_log):
+def test_an_output_without_grad_is_refused(clocks_schedule_path, nvml_log):
+    schedule_path = clocks_schedule_path
     frozen = make_model().requires_grad_(False)
     with kareus.torch.PipelineStage(frozen, schedule_path, stage=0, measure_energy=False) as stage:
         with pytest.raises(kareus.Error, match="requires grad"):

@@ -57,6 +57,11 @@ class Nvml {
   // Locks the SM clock to exactly `clock` (min = max); it must be a whole number of MHz.
   void set_locked_sm_clock(unsigned gpu, MHz clock) const;
   void reset_locked_sm_clocks(unsigned gpu) const;
+  // The highest supported memory clock, and locking the memory clock (min = max) as Zeus does
+  // during training; NvmlError FUNCTION_NOT_FOUND when the driver lacks the lock (before R515).
+  MHz max_memory_clock(unsigned gpu) const;
+  void set_locked_memory_clock(unsigned gpu, MHz clock) const;
+  void reset_locked_memory_clocks(unsigned gpu) const;
   Watts power_limit(unsigned gpu) const;
   PowerLimitRange power_limit_constraints(unsigned gpu) const;
 

@@ -69,6 +69,11 @@ nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device, unsigned 
 nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int minGpuClockMHz,
                                           unsigned int maxGpuClockMHz);
 nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device);
+// Ampere and newer, drivers from R515 on (NVML API reference, "Device Commands"); resolved
+// optionally, so an older driver only loses the memory-clock lock.
+nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device, unsigned int minMemClockMHz,
+                                             unsigned int maxMemClockMHz);
+nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device);
 // Milliwatts.
 nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int* limit);
 nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device,

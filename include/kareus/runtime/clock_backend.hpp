@@ -21,6 +21,12 @@ class ClockBackend {
   virtual std::vector<MHz> supported_sm_clocks() = 0;
   // "NVML gpu 0", for messages.
   virtual std::string describe() const = 0;
+  // The GPU's model as NVML names it ("NVIDIA A100-SXM4-40GB"); empty when unknown.
+  virtual std::string gpu_name() { return {}; }
+  // Locks the memory clock at its highest supported value / back to the driver's management.
+  // The default refuses: a backend that cannot do it says so rather than ignoring it.
+  virtual void lock_memory_clock_at_max();
+  virtual void reset_memory_clock();
 };
 
 class NvmlClockBackend final : public ClockBackend {
@@ -30,6 +36,9 @@ class NvmlClockBackend final : public ClockBackend {
   void reset_sm_clock() override;
   std::vector<MHz> supported_sm_clocks() override;
   std::string describe() const override;
+  std::string gpu_name() override;
+  void lock_memory_clock_at_max() override;
+  void reset_memory_clock() override;
 
  private:
   std::shared_ptr<const nvml::Nvml> nvml_;

@@ -56,11 +56,13 @@ class DaemonClockBackend final : public ClockBackend {
   void reset_sm_clock() override;
   std::vector<MHz> supported_sm_clocks() override;
   std::string describe() const override;
+  std::string gpu_name() override { return name_; }
 
  private:
   std::shared_ptr<DaemonClient> client_;
   unsigned gpu_;
   std::vector<MHz> supported_;
+  std::string name_;
 };
 
 }  // namespace kareus::runtime

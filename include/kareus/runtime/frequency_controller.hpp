@@ -26,6 +26,17 @@ namespace kareus::runtime {
 struct ControllerOptions {
   // Off when the host program restores clocks from its own signal handling.
   bool restore_on_signals = true;
+  // Checked against the schedule before the first clock change (job_check.hpp); 0: unchecked.
+  int pipeline_stages = 0;
+  int microbatches = 0;
+  // The schedule's `gpu` must be the model NVML (or kareusd) reports for the GPU.
+  bool check_gpu_model = true;
+  // A schedule with step_clocks_mhz (partition-granularity clocks) is refused unless the host
+  // program reports every step of an instruction with on_instruction_step().
+  bool partition_clocks = false;
+  // Lock the memory clock at its maximum from construction until the clocks are restored, as
+  // Zeus does, so that memory clock changes do not blur SM clock decisions (NVML only).
+  bool lock_memory_clock = false;
 };
 
 struct ControllerStats {
@@ -46,6 +57,10 @@ class FrequencyController {
   // Throws Error when the call is not the stage's next instruction, when an earlier clock change
   // failed, or after the default clocks were restored.
   void on_instruction_begin(int stage, int microbatch, const std::string& direction);
+  // Step `step` of the current instruction begins (partition_clocks only): its clock from
+  // step_clocks_mhz is queued when it differs from the previous one. Steps run in order; an
+  // instruction without step clocks keeps its clock_mhz throughout.
+  void on_instruction_step(int step);
   // End of one training iteration: every instruction must have run; the schedule starts over.
   void on_step_end();
   // Blocks until every queued clock change reached the backend; rethrows a failed change.
@@ -58,6 +73,9 @@ class FrequencyController {
  private:
   void worker_loop();
   void throw_if_failed() const;
+  void request_locked(MHz clock);
+  // Under backend_mutex_ (or before the worker exists).
+  void reset_memory_clock_locked();
 
   std::vector<ScheduleInstruction> instructions_;
   int stage_;
@@ -72,12 +90,14 @@ class FrequencyController {
   bool stopping_ = false;
   std::exception_ptr failure_;
   std::size_t position_ = 0;
+  int next_step_ = 0;
   std::optional<MHz> last_requested_;
   ControllerStats stats_;
 
   // Serialises backend calls between the worker and restore_default_clocks().
   std::mutex backend_mutex_;
-  bool locked_ = false;    // a clock was set and not yet reset
+  bool locked_ = false;  // a clock was set and not yet reset
+  bool memory_locked_ = false;
   bool restored_ = false;  // no more clock changes may reach the GPU
 
   std::thread worker_;

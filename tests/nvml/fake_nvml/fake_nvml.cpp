@@ -328,6 +328,25 @@ nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) {
   return NVML_SUCCESS;
 }
 
+nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device, unsigned int minMemClockMHz,
+                                             unsigned int maxMemClockMHz) {
+  FAKE_ENTER(device);
+  // Only listed memory clocks, as with the SM lock's range check.
+  if (minMemClockMHz != maxMemClockMHz || !device->graphics_clocks.count(maxMemClockMHz)) {
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  append_log("nvmlDeviceSetMemoryLockedClocks " + std::to_string(device - state().devices.data()) +
+             " " + std::to_string(minMemClockMHz) + " " + std::to_string(maxMemClockMHz));
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device) {
+  FAKE_ENTER(device);
+  append_log("nvmlDeviceResetMemoryLockedClocks " +
+             std::to_string(device - state().devices.data()));
+  return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int* limit) {
   FAKE_ENTER(device);
   if (!limit) return NVML_ERROR_INVALID_ARGUMENT;
