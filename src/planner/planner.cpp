@@ -138,6 +138,7 @@ MethodResult run_method(const workload::Workload& w, const emulator::Emulator& e
       result.option_sets[set_index(s, d)] = std::move(set);
     }
   }
+  result.key_frontiers = std::move(keys);
   if (method == Method::kPerseus || method == Method::kNanobatchPerseus)
     result.profiling_gpu_hours =
         sweep_gpu_hours(w, emu,
