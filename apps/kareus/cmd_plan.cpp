@@ -115,7 +115,8 @@ void register_plan_command(CLI::App& app) {
       cmd->add_flag("--max-throughput", f->max_throughput, "Select the fastest plan (the default)");
   deadline->excludes(budget)->excludes(fastest);
   budget->excludes(fastest);
-  cmd->add_option("--out", f->out, "Write frontiers (CSV), schedule.json and summary.json here");
+  cmd->add_option("--out", f->out,
+                  "Write frontiers (CSV), schedule.json, summary.json and partitions.json here");
   cmd->add_option("--export-artifact", f->export_artifact,
                   "Also write the Kareus artifact's freqs/scheds_pipeline_%05d.py files here");
   cmd->add_option("--report", f->report,

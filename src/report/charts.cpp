@@ -16,26 +16,37 @@ Json field(const char* name, const char* type, const char* title) {
   return {{"field", name}, {"type", type}, {"title", title}};
 }
 
+// A quantitative axis that starts where the data does: frontiers sit far from zero.
+Json axis(const char* name, const char* title) {
+  auto f = field(name, "quantitative", title);
+  f["scale"] = {{"zero", false}};
+  return f;
+}
+
+// A tooltip number with a d3 format.
+Json shown(const char* name, const char* title, const char* format) {
+  auto f = field(name, "quantitative", title);
+  f["format"] = format;
+  return f;
+}
+
+// One colour scale for clocks wherever they appear, so that the timeline and the partition
+// plots read alike.
+Json clock_color() {
+  auto f = field("clock_mhz", "quantitative", "SM clock (MHz)");
+  f["scale"] = {{"scheme", "viridis"}};
+  return f;
+}
+
 }  // namespace
 
 Json frontier_chart(const Json& data) {
-  const Json x = {{"field", "time_s"},
-                  {"type", "quantitative"},
-                  {"title", "iteration time (s)"},
-                  {"scale", {{"zero", false}}}};
-  const Json y = {{"field", "energy_j"},
-                  {"type", "quantitative"},
-                  {"title", "energy per iteration, whole job (J)"},
-                  {"scale", {{"zero", false}}}};
+  const Json x = axis("time_s", "iteration time (s)");
+  const Json y = axis("energy_j", "energy per iteration, whole job (J)");
   const Json color = field("method", "nominal", "method");
   const Json tooltip = Json::array(
-      {field("method", "nominal", "method"),
-       {{"field", "time_s"}, {"type", "quantitative"}, {"title", "time (s)"}, {"format", ".4f"}},
-       {{"field", "energy_j"},
-        {"type", "quantitative"},
-        {"title", "energy (J)"},
-        {"format", ",.0f"}},
-       field("plan", "quantitative", "plan id")});
+      {field("method", "nominal", "method"), shown("time_s", "time (s)", ".4f"),
+       shown("energy_j", "energy (J)", ",.0f"), field("plan", "quantitative", "plan id")});
   Json layers = Json::array();
   layers.push_back({{"name", "frontier_lines"},
                     {"mark", {{"type", "line"}, {"interpolate", "step-after"}, {"opacity", 0.5}}},
@@ -97,10 +108,7 @@ Json timeline_chart(const Json& data) {
                       {"x2", x2},
                       {"y", y},
                       {"tooltip", Json::array({field("stage", "ordinal", "stage (waiting)"),
-                                               {{"field", "waiting_s"},
-                                                {"type", "quantitative"},
-                                                {"title", "waiting (s)"},
-                                                {"format", ".4f"}}})}}}});
+                                               shown("waiting_s", "waiting (s)", ".4f")})}}}});
   layers.push_back({{"name", "timeline_bars"},
                     {"data", {{"name", "timeline_bars"}}},
                     {"mark", {{"type", "bar"}, {"stroke", "white"}, {"strokeWidth", 0.5}}},
@@ -108,23 +116,13 @@ Json timeline_chart(const Json& data) {
                      {{"x", x},
                       {"x2", x2},
                       {"y", y},
-                      {"color",
-                       {{"field", "clock_mhz"},
-                        {"type", "quantitative"},
-                        {"title", "SM clock (MHz)"},
-                        {"scale", {{"scheme", "viridis"}}}}},
+                      {"color", clock_color()},
                       {"tooltip", Json::array({field("label", "nominal", "instruction"),
                                                field("stage", "ordinal", "stage"),
                                                field("clock_mhz", "quantitative", "clock (MHz)"),
                                                field("execution", "nominal", "execution"),
-                                               {{"field", "start_s"},
-                                                {"type", "quantitative"},
-                                                {"title", "start (s)"},
-                                                {"format", ".4f"}},
-                                               {{"field", "end_s"},
-                                                {"type", "quantitative"},
-                                                {"title", "end (s)"},
-                                                {"format", ".4f"}}})}}}});
+                                               shown("start_s", "start (s)", ".4f"),
+                                               shown("end_s", "end (s)", ".4f")})}}}});
   layers.push_back(
       {{"name", "timeline_labels"},
        {"data", {{"name", "timeline_bars"}}},
@@ -145,24 +143,12 @@ Json timeline_chart(const Json& data) {
 }
 
 Json partitions_chart(const Json&) {
-  const Json x = {{"field", "time_ms"},
-                  {"type", "quantitative"},
-                  {"title", "partition time (ms)"},
-                  {"scale", {{"zero", false}}}};
-  const Json y = {{"field", "dynamic_energy_j"},
-                  {"type", "quantitative"},
-                  {"title", "dynamic energy (J)"},
-                  {"scale", {{"zero", false}}}};
+  const Json x = axis("time_ms", "partition time (ms)");
+  const Json y = axis("dynamic_energy_j", "dynamic energy (J)");
   const Json tooltip = Json::array(
-      {field("key", "nominal", "partition key"),
-       field("clock_mhz", "quantitative", "clock (MHz)"),
-       field("sms", "quantitative", "communication SMs"),
-       field("slot", "nominal", "launch slot"),
-       {{"field", "time_ms"}, {"type", "quantitative"}, {"title", "time (ms)"}, {"format", ".3f"}},
-       {{"field", "dynamic_energy_j"},
-        {"type", "quantitative"},
-        {"title", "dynamic energy (J)"},
-        {"format", ".3f"}},
+      {field("key", "nominal", "partition key"), field("clock_mhz", "quantitative", "clock (MHz)"),
+       field("sms", "quantitative", "communication SMs"), field("slot", "nominal", "launch slot"),
+       shown("time_ms", "time (ms)", ".3f"), shown("dynamic_energy_j", "dynamic energy (J)", ".3f"),
        field("frontier", "nominal", "on the key's frontier"),
        field("chosen", "nominal", "used by the schedule")});
   Json layers = Json::array();
@@ -172,11 +158,7 @@ Json partitions_chart(const Json&) {
        {"encoding",
         {{"x", x},
          {"y", y},
-         {"color",
-          {{"field", "clock_mhz"},
-           {"type", "quantitative"},
-           {"title", "SM clock (MHz)"},
-           {"scale", {{"scheme", "viridis"}}}}},
+         {"color", clock_color()},
          {"opacity", {{"condition", {{"test", "datum.frontier"}, {"value", 1}}}, {"value", 0.25}}},
          {"tooltip", tooltip}}}});
   layers.push_back(

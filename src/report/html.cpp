@@ -176,7 +176,7 @@ std::string timeline_note(const Json& data) {
 }
 
 const char* kStyle = R"(
-body { font-family: system-ui, sans-serif; margin: 24px auto; max-width: 1200px; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 24px auto; padding: 0 16px; max-width: 1200px; color: #222; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.15em; margin-top: 2em; }
 table { border-collapse: collapse; font-size: 0.85em; }
 th, td { border-bottom: 1px solid #ddd; padding: 3px 8px; text-align: right; }
