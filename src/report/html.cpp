@@ -227,8 +227,11 @@ const char* kRender = R"(
 }  // namespace
 
 std::string plan_report_html(const Json& data, const ChartLibrary& library) {
-  const Json charts =
-      Json::array({frontier_chart(data), timeline_chart(data), partitions_chart(data)});
+  // Methods that search no partition have nothing to plot there (and Vega warns on empty
+  // scales), so that chart is left out.
+  const bool searched = !data.at("partitions").at("points").empty();
+  Json charts = Json::array({frontier_chart(data), timeline_chart(data)});
+  if (searched) charts.push_back(partitions_chart(data));
   const Json page = {{"data", data}, {"charts", charts}};
   const auto& w = data.at("workload");
   const auto& sel = data.at("selected");
@@ -262,9 +265,12 @@ std::string plan_report_html(const Json& data, const ChartLibrary& library) {
       "<h2>The schedule as it runs</h2>\n<p class=\"note\">{}</p>\n<div id=\"timeline\" "
       "class=\"chart\"></div>\n",
       timeline_note(data));
-  h += "<h2>Partition choices</h2>\n<p class=\"note\">Per partition key, every configuration "
-       "the search measured (faint: off the key's frontier), coloured by clock; red rings: "
-       "configurations the schedule uses.</p>\n<div id=\"partitions\"></div>\n";
+  h += "<h2>Partition choices</h2>\n";
+  h += searched ? "<p class=\"note\">Per partition key, every configuration the search measured "
+                  "(faint: off the key's frontier), coloured by clock; red rings: configurations "
+                  "the schedule uses.</p>\n<div id=\"partitions\"></div>\n"
+                : "<p class=\"note\">The selected method searches no partition "
+                  "configuration.</p>\n";
   h += choices_table(data);
   h += "<h2>Workload</h2>\n" + workload_facts(data);
   h += "<h2>Provenance</h2>\n" + provenance_facts(data, library);

@@ -162,11 +162,18 @@ TEST_F(ReportCli, ReportCommandRebuildsThePageAndWorksOffline) {
   EXPECT_EQ(html, read(page())) << "the same plan gives the same page";
 }
 
-TEST_F(ReportCli, PlanReportWithoutOutWritesOnlyThePage) {
+// Megatron selected (the last method listed): its timeline runs under the governor, and there is
+// no partition to plot.
+TEST_F(ReportCli, PlanReportWithoutOutWritesOnlyThePageAndItRendersCleanly) {
   const auto out = kTmp / "only.html";
-  const auto r = kareus(plan_args("--methods perseus --report " + out.string()));
+  const auto r = kareus(plan_args("--methods perseus,megatron --report " + out.string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(fs::exists(out));
+  ASSERT_TRUE(fs::exists(out));
+  const auto dom = chromium(out, "--dump-dom").out;
+  EXPECT_NE(dom.find("data-status=\"rendered\""), std::string::npos);
+  EXPECT_NE(dom.find("data-warnings=\"[]\""), std::string::npos);
+  EXPECT_EQ(drawn(dom, "timeline_bars"), 16u);
+  EXPECT_EQ(drawn(dom, "partition_points"), 0u);
 }
 
 TEST_F(ReportCli, IncompletePlanDirectoryIsRefusedWithoutWritingThePage) {
