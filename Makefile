@@ -7,12 +7,13 @@ KAREUS := $(BUILD)/apps/kareus/kareus
 setup:
 	@scripts/setup.sh
 
-# The paper's first configuration: Llama-3.2-3B, TP8 x PP2 on 16 A100-SXM4-40GB. Builds only
-# the CLI; `make test` builds the rest.
+# The paper's first configuration: Llama-3.2-3B, TP8 x PP2 on 16 A100-SXM4-40GB, with an HTML
+# page of the plan (docs/report.md). Builds only the CLI; `make test` builds the rest.
 demo:
 	@scripts/setup.sh kareus
 	$(KAREUS) plan --model llama3.2-3b --gpu a100-sxm4-40gb --tp 8 --pp 2 --mbs 8 --seq 4096 \
-	  --microbatches 8 --recompute full --db $(BUILD)/demo.sqlite --out $(BUILD)/demo
+	  --microbatches 8 --recompute full --db $(BUILD)/demo.sqlite --out $(BUILD)/demo \
+	  --report $(BUILD)/demo/report.html
 
 test: setup
 	cd $(BUILD) && ctest --output-on-failure -j 2

@@ -10,7 +10,11 @@ packages=(
   libeigen3-dev liblbfgspp-dev libxgboost-dev libpagmo-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev coinor-libcbc-dev
   pybind11-dev python3-dev python3-pytest python3-torch libopenmpi-dev
+  chromium
 )
+# npm fetches the charting libraries `kareus report` inlines (web/package.json). A Node.js from
+# elsewhere that already brings npm is used as it is: Debian's npm would conflict with it.
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -23,6 +27,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The exact versions of web/package-lock.json, fetched again only when the lock file changes.
+if [ ! web/node_modules/.package-lock.json -nt web/package-lock.json ]; then
+  echo "setup: fetching the report's charting libraries (npm ci in web/)" >&2
+  (cd web && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error) ||
+    { echo "setup: npm ci in web/ failed" >&2; exit 1; }
 fi
 
 build_type="${KAREUS_BUILD_TYPE:-RelWithDebInfo}"

@@ -16,6 +16,9 @@
 #include "kareus/planner/artifact_export.hpp"
 #include "kareus/planner/enforceable.hpp"
 #include "kareus/planner/planner.hpp"
+#include "kareus/report/partitions_file.hpp"
+#include "kareus/version.hpp"
+#include "report_output.hpp"
 #include "workload_flags.hpp"
 
 namespace kareus::cli {
@@ -33,6 +36,7 @@ struct PlanFlags {
   bool max_throughput = false;
   std::string out;
   std::string export_artifact;
+  std::string report;
   double unit_time_ms = 1.0;
   std::string clock_granularity = "instruction";
   double switch_latency_ms = kDefaultSwitchLatency.value() * 1e3;
@@ -113,9 +117,12 @@ void register_plan_command(CLI::App& app) {
       cmd->add_flag("--max-throughput", f->max_throughput, "Select the fastest plan (the default)");
   deadline->excludes(budget)->excludes(fastest);
   budget->excludes(fastest);
-  cmd->add_option("--out", f->out, "Write frontiers (CSV), schedule.json and summary.json here");
+  cmd->add_option("--out", f->out,
+                  "Write frontiers (CSV), schedule.json, summary.json and partitions.json here");
   cmd->add_option("--export-artifact", f->export_artifact,
                   "Also write the Kareus artifact's freqs/scheds_pipeline_%05d.py files here");
+  cmd->add_option("--report", f->report,
+                  "Also write an HTML page of the plan here (kareus report; docs/report.md)");
   cmd->add_option("--unit-time-ms", f->unit_time_ms, "Pipeline solver time unit (ms)")
       ->capture_default_str();
   cmd->add_option("--clock-granularity", f->clock_granularity,
@@ -163,6 +170,10 @@ void register_plan_command(CLI::App& app) {
     if (f->energy_budget)
       require(*f->energy_budget > 0, "command line", "--energy-budget",
               format_number(*f->energy_budget), "must be a positive number of joules");
+    // Loaded before planning: a missing charting library must not cost a plan.
+    std::optional<report::ChartLibrary> library;
+    if (!f->report.empty())
+      library = report::ChartLibrary::load(report::ChartLibrary::default_dir());
     std::unique_ptr<store::Store> db;
     const bool searches = std::any_of(opt.methods.begin(), opt.methods.end(), [](auto m) {
       return m == planner::Method::kKareus || m == planner::Method::kKareusExhaustive;
@@ -232,18 +243,39 @@ void register_plan_command(CLI::App& app) {
     summary["clock_granularity"] = {
         {"granularity", planner::to_string(opt.clock_granularity)},
         {"switch_latency_s", opt.partition_clocks.switch_latency.value()}};
+    summary["provenance"] = {
+        {"version", kVersion},
+        {"executor", "emulator"},
+        {"store", db ? db->path().string() : "none: no method searched partitions"},
+        {"noise", f->noise},
+        {"seed", f->seed}};
     summary["selected"] = {{"method", planner::to_string(chosen)},
                            {"rule", selection},
                            {"point", point_json(*selected)}};
     const auto schedule = planner::make_schedule(result, chosen, *selected);
 
-    if (!f->out.empty()) {
-      const std::filesystem::path dir(f->out);
+    // The page is built from the plan's files, so --report without --out writes them to a
+    // scratch folder first.
+    const std::filesystem::path dir =
+        !f->out.empty() || f->report.empty()
+            ? std::filesystem::path(f->out)
+            : std::filesystem::temp_directory_path() / fmt::format("kareus-plan-{}", getpid());
+    if (!dir.empty()) {
       for (const auto& [m, r] : result.methods)
         write_file_atomically(dir / fmt::format("frontier_{}.csv", planner::to_string(m)),
                               frontier_csv(r));
       write_file_atomically(dir / "schedule.json", to_json(schedule));
       write_file_atomically(dir / "summary.json", summary.dump(2) + "\n");
+      write_file_atomically(dir / "partitions.json", report::partitions_json(cm).dump(2) + "\n");
+    }
+    if (library) {
+      struct RemoveScratch {
+        std::filesystem::path dir;
+        ~RemoveScratch() {
+          if (!dir.empty()) std::filesystem::remove_all(dir);
+        }
+      } scratch{f->out.empty() ? dir : std::filesystem::path()};
+      write_plan_report(dir, f->report, *library);
     }
     if (!f->export_artifact.empty()) planner::export_artifact(result, chosen, f->export_artifact);
 
@@ -265,7 +297,9 @@ void register_plan_command(CLI::App& app) {
                         planner::to_string(chosen), selection, selected->time.value(),
                         selected->energy.value());
     if (!f->out.empty())
-      text += fmt::format("wrote frontiers, schedule.json, summary.json to {}\n", f->out);
+      text += fmt::format("wrote frontiers, schedule.json, summary.json, partitions.json to {}\n",
+                          f->out);
+    if (library) text += fmt::format("wrote report {}\n", f->report);
     std::cout << text;
   });
 }

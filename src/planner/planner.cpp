@@ -138,6 +138,7 @@ MethodResult run_method(const workload::Workload& w, const emulator::Emulator& e
       result.option_sets[set_index(s, d)] = std::move(set);
     }
   }
+  result.key_frontiers = std::move(keys);
   if (method == Method::kPerseus || method == Method::kNanobatchPerseus)
     result.profiling_gpu_hours =
         sweep_gpu_hours(w, emu,
@@ -299,8 +300,7 @@ Metrics compute_metrics(const MethodResult& m, const MethodResult* megatron,
   return out;
 }
 
-Schedule make_schedule(const PlanResult& plan, Method method,
-                                const IterationPoint& point) {
+Schedule make_schedule(const PlanResult& plan, Method method, const IterationPoint& point) {
   const auto& m = plan.methods.at(method);
   const auto assignment = m.solver.assignment(point.plan);
   Schedule s;

@@ -115,9 +115,12 @@ Workload make_workload(const WorkloadRequest& request) {
 
 WorkloadRequest read_workload_request(const std::string& path) {
   const auto doc = JsonDocument::load_file(path);
-  const JsonValue r = doc.root();
+  return workload_request_from_json(doc.root(), path);
+}
+
+WorkloadRequest workload_request_from_json(const JsonValue& r, const std::string& where) {
   WorkloadRequest req;
-  req.where = path;
+  req.where = where;
   req.model = r.string("model");
   req.gpu = r.string("gpu");
   const JsonValue par = r.at("parallelism");

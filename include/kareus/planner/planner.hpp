@@ -41,6 +41,8 @@ struct MethodResult {
   std::size_t measurements = 0;        // partition measurements taken + reused
   std::size_t measurements_reused = 0;
   double profiling_gpu_hours = 0;  // what the measurements would cost on real GPUs
+  // Kareus methods: each partition key's search result the options were composed from.
+  KeyFrontiers key_frontiers;
 
   const IterationPoint& fastest() const { return frontier.front(); }
   const IterationPoint& min_energy() const;

@@ -55,6 +55,8 @@ struct WorkloadRequest {
 Workload make_workload(const WorkloadRequest& request);
 // Reads {"model": ..., "gpu": ..., "parallelism": {"tp": 8, ...}} from a JSON file.
 WorkloadRequest read_workload_request(const std::string& path);
+// The same object inside another document (e.g. the "workload" echo of a plan's summary.json).
+WorkloadRequest workload_request_from_json(const JsonValue& value, const std::string& where);
 Recompute parse_recompute(const std::string& text, const std::string& where);
 
 }  // namespace kareus::workload

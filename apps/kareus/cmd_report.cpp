@@ -1,0 +1,39 @@
+// kareus report: a self-contained HTML page of a plan directory (docs/report.md).
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "commands.hpp"
+#include "kareus/core/json.hpp"
+#include "kareus/report/plan_report.hpp"
+#include "report_output.hpp"
+
+namespace kareus::cli {
+
+void write_plan_report(const std::filesystem::path& plan_dir, const std::filesystem::path& html,
+                       const report::ChartLibrary& library) {
+  const auto data = report::plan_page_data(plan_dir);
+  write_file_atomically(html, report::plan_report_html(data, library));
+}
+
+void register_report_command(CLI::App& app) {
+  struct Flags {
+    std::string plan;
+    std::string out;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand(
+      "report", "One self-contained HTML page of a plan: frontiers, savings, timeline, partitions");
+  cmd->add_option("--plan", f->plan, "A directory written by kareus plan --out")->required();
+  cmd->add_option("--out", f->out, "The page to write (default DIR/report.html)");
+  cmd->callback([f] {
+    const std::filesystem::path html = f->out.empty()
+                                           ? std::filesystem::path(f->plan) / "report.html"
+                                           : std::filesystem::path(f->out);
+    write_plan_report(f->plan, html,
+                      report::ChartLibrary::load(report::ChartLibrary::default_dir()));
+    std::cout << fmt::format("wrote {}\n", html.string());
+  });
+}
+
+}  // namespace kareus::cli
