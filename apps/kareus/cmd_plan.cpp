@@ -15,6 +15,7 @@
 #include "kareus/partition/partition.hpp"
 #include "kareus/planner/artifact_export.hpp"
 #include "kareus/planner/planner.hpp"
+#include "scaleout_cli.hpp"
 #include "workload_flags.hpp"
 
 namespace kareus::cli {
@@ -86,6 +87,31 @@ std::string frontier_csv(const planner::MethodResult& m) {
   return csv;
 }
 
+// A sweep writes each workload's files under --out/NAME; a deadline or budget in seconds or
+// joules belongs to one workload, and one JSON document per run is what --json promises.
+void check_sweep_flags(const PlanFlags& f) {
+  require(!f.json, "command line", "--json", "with several workloads",
+          "give --out DIR, which gets one folder per workload");
+  require(!f.deadline && !f.energy_budget, "command line",
+          f.deadline ? "--deadline" : "--energy-budget", "with several workloads",
+          "a bound belongs to one workload; sweep with --max-throughput");
+}
+
+std::shared_ptr<PlanFlags> sweep_flags(const std::shared_ptr<PlanFlags>& f,
+                                       const std::string& name) {
+  auto one = std::make_shared<PlanFlags>(*f);
+  if (!f->out.empty()) one->out = (std::filesystem::path(f->out) / name).string();
+  if (!f->export_artifact.empty())
+    one->export_artifact = (std::filesystem::path(f->export_artifact) / name).string();
+  return one;
+}
+
+std::vector<workload::Workload> workload_list(const std::vector<NamedWorkload>& named) {
+  std::vector<workload::Workload> out;
+  for (const auto& n : named) out.push_back(n.workload);
+  return out;
+}
+
 }  // namespace
 
 void register_plan_command(CLI::App& app) {
@@ -124,8 +150,9 @@ void register_plan_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--json", f->json, "Print summary.json on stdout");
   cmd->add_flag("--quiet", f->quiet, "No progress on stderr");
-  cmd->callback([f] {
-    const auto w = f->workload.resolve();
+  // One workload on the coordinator rank; `index` is its place in the command line's sweep.
+  const auto plan_one = [](const std::shared_ptr<PlanFlags>& f, const workload::Workload& w,
+                           const scaleout::Session& mpi, std::size_t index) {
     planner::PlanOptions opt;
     opt.methods = parse_methods(f->methods);
     // Checked before the store is opened or anything is planned: a refused run writes nothing.
@@ -166,6 +193,7 @@ void register_plan_command(CLI::App& app) {
                                                         : std::filesystem::path(f->db));
       opt.store = db.get();
     }
+    opt.make_executor = plan_executors(mpi, index, opt);
     const bool tty = isatty(fileno(stderr)) != 0;
     if (!f->quiet) {
       opt.on_progress = [tty](const std::string& line) {
@@ -254,6 +282,16 @@ void register_plan_command(CLI::App& app) {
     if (!f->out.empty())
       text += fmt::format("wrote frontiers, schedule.json, summary.json to {}\n", f->out);
     std::cout << text;
+  };
+  cmd->callback([f, plan_one] {
+    const scaleout::Session mpi;
+    const auto workloads = f->workload.resolve_all();
+    if (!mpi.coordinator())
+      return mpi.serve(workload_list(workloads), worker_executors(f->seed, f->noise));
+    if (workloads.size() == 1) return plan_one(f, workloads.front().workload, mpi, 0);
+    check_sweep_flags(*f);
+    for (std::size_t i = 0; i < workloads.size(); ++i)
+      plan_one(sweep_flags(f, workloads[i].name), workloads[i].workload, mpi, i);
   });
 }
 
