@@ -10,7 +10,8 @@
 namespace kareus::cli {
 
 // The planner's executors for workload `index` on the coordinator: the default executor of
-// `options`, each batch spread over the ranks, pieces committed to options.store as they arrive.
+// `options`, each batch spread over the ranks; what a dying job holds is committed to
+// options.store.
 planner::ExecutorFactory plan_executors(const scaleout::Session& mpi, std::size_t index,
                                         const planner::PlanOptions& options);
 

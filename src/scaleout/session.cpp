@@ -10,7 +10,7 @@
 #include "dispatch_executor.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/partition/partition.hpp"
-#include "termination_notice.hpp"
+#include "termination.hpp"
 #include "transport.hpp"
 #include "wire.hpp"
 
@@ -46,11 +46,12 @@ Session::Session() {
   mpi_ = true;
   rank_ = transport::rank();
   size_ = transport::size();
-  if (coordinator()) install_termination_notice();
+  if (coordinator()) install_termination_handler();
 }
 
 Session::~Session() {
-  if (!mpi_) return;
+  // MPI_Finalize waits for every rank; after a rank died it would wait for ever.
+  if (!mpi_ || termination_requested() || transport::broken()) return;
   if (coordinator()) {
     for (int r = 1; r < size_; ++r) {
       try {
@@ -69,7 +70,7 @@ void Session::serve(const std::vector<workload::Workload>& workloads,
   std::map<std::size_t, std::vector<partition::Partition>> partitions;
   const long kill_after = kill_after_tasks(rank_);
   for (long tasks = 0;; ++tasks) {
-    const transport::Message m = transport::receive(0);
+    const transport::Message m = *transport::receive(0);
     if (m.tag == transport::kStop) return;
     if (tasks == kill_after) std::raise(SIGKILL);
     // Only the measuring may fail into a report; a failed send has nobody to report to.

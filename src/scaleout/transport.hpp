@@ -3,6 +3,7 @@
 // and says so.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,7 +30,10 @@ void finalize();
 int rank();
 int size();
 void send(int dest, Tag tag, std::string_view bytes);
-// Blocks for the next message from `source` (-1: any rank).
-Message receive(int source);
+// Waits for the next message from `source` (-1: any rank); nullopt as soon as `abandon` (when
+// given) returns true.
+std::optional<Message> receive(int source, bool (*abandon)() = nullptr);
+// Whether an MPI call has failed: then MPI_Finalize would wait for a rank that is gone.
+bool broken();
 
 }  // namespace kareus::scaleout::transport

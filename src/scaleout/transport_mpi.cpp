@@ -1,5 +1,9 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
 #include "kareus/core/error.hpp"
 #include "transport.hpp"
 
@@ -13,8 +17,14 @@ namespace kareus::scaleout::transport {
 
 namespace {
 
+// Small against a batch piece (16 emulated configurations take milliseconds, real ones minutes).
+constexpr std::chrono::microseconds kMaxPause(200);
+
+bool g_broken = false;
+
 void check(int code, std::string_view what, int peer) {
   if (code == MPI_SUCCESS) return;
+  g_broken = true;
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(code, text, &length);
@@ -62,10 +72,24 @@ void send(int dest, Tag tag, std::string_view bytes) {
         "send", dest);
 }
 
-Message receive(int source) {
+bool broken() {
+  return g_broken;
+}
+
+std::optional<Message> receive(int source, bool (*abandon)()) {
   MPI_Status status;
   const int from = source < 0 ? MPI_ANY_SOURCE : source;
-  check(MPI_Probe(from, MPI_ANY_TAG, MPI_COMM_WORLD, &status), "receive", source);
+  // A blocking MPI_Probe spins a core at full speed while it waits; a waiting rank shares its
+  // cores with the ranks that work (oversubscribed nodes, the coordinator's serial solver), so it
+  // polls and sleeps instead, at most kMaxPause between looks.
+  std::chrono::microseconds pause(10);
+  for (int arrived = 0;;) {
+    check(MPI_Iprobe(from, MPI_ANY_TAG, MPI_COMM_WORLD, &arrived, &status), "receive", source);
+    if (arrived) break;
+    if (abandon && abandon()) return std::nullopt;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, kMaxPause);
+  }
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
   Message m{status.MPI_SOURCE, status.MPI_TAG, std::string(static_cast<std::size_t>(count), '\0')};
@@ -101,8 +125,11 @@ int size() {
 void send(int, Tag, std::string_view) {
   unavailable();
 }
-Message receive(int) {
+std::optional<Message> receive(int, bool (*)()) {
   unavailable();
+}
+bool broken() {
+  return false;
 }
 
 #endif

@@ -22,9 +22,10 @@ namespace kareus::scaleout {
 using ExecutorFactory =
     std::function<std::unique_ptr<executor::Executor>(const workload::Workload&)>;
 
-// Called on the coordinator with each piece of a batch as its readings arrive (its own piece and
-// each worker's), before the whole batch is back, so a job killed mid-batch loses only the
-// pieces still out. `executor` is the coordinator's local executor (its name keys the store).
+// Called on the coordinator when the job is stopped mid-batch (a rank died), with each piece of
+// the batch whose readings had arrived, so that they are committed before the process exits.
+// Complete batches are committed by the search's store as in one process. `executor` is the
+// coordinator's local executor (its name keys the store).
 using MeasuredSink =
     std::function<void(const executor::Executor& executor, const partition::Partition& p,
                        const std::vector<partition::ExecConfig>& configs,

@@ -1,6 +1,5 @@
-// The coordinator's MeasuredSink that commits each arriving piece of a batch to the measurement
-// store in its own transaction, under the scope the search itself uses, so pieces received before
-// a rank died are reused by the rerun.
+// The coordinator's MeasuredSink: commits the pieces of an unfinished batch to the measurement
+// store under the scope the search itself uses, so that the rerun reuses them.
 #pragma once
 
 #include "kareus/scaleout/session.hpp"
