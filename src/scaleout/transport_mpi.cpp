@@ -19,6 +19,10 @@ namespace {
 
 // Small against a batch piece (16 emulated configurations take milliseconds, real ones minutes).
 constexpr std::chrono::microseconds kMaxPause(200);
+// A rank that has waited kLongWait is idle (the coordinator is solving, or has no work for it)
+// and looks less often, so that it leaves the core to the ranks that work.
+constexpr std::chrono::microseconds kLongWait(50000);
+constexpr std::chrono::microseconds kIdlePause(2000);
 
 bool g_broken = false;
 
@@ -83,12 +87,14 @@ std::optional<Message> receive(int source, bool (*abandon)()) {
   // cores with the ranks that work (oversubscribed nodes, the coordinator's serial solver), so it
   // polls and sleeps instead, at most kMaxPause between looks.
   std::chrono::microseconds pause(10);
+  std::chrono::microseconds waited(0);
   for (int arrived = 0;;) {
     check(MPI_Iprobe(from, MPI_ANY_TAG, MPI_COMM_WORLD, &arrived, &status), "receive", source);
     if (arrived) break;
     if (abandon && abandon()) return std::nullopt;
     std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, kMaxPause);
+    waited += pause;
+    pause = std::min(pause * 2, waited < kLongWait ? kMaxPause : kIdlePause);
   }
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
