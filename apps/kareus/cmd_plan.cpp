@@ -88,13 +88,19 @@ std::string frontier_csv(const planner::MethodResult& m) {
 }
 
 // A sweep writes each workload's files under --out/NAME; a deadline or budget in seconds or
-// joules belongs to one workload, and one JSON document per run is what --json promises.
-void check_sweep_flags(const PlanFlags& f) {
+// joules belongs to one workload, and one JSON document per run is what --json promises. Every
+// workload is checked before the first is planned, so a refused sweep writes nothing.
+void check_sweep(const PlanFlags& f, const std::vector<NamedWorkload>& workloads) {
   require(!f.json, "command line", "--json", "with several workloads",
           "give --out DIR, which gets one folder per workload");
   require(!f.deadline && !f.energy_budget, "command line",
           f.deadline ? "--deadline" : "--energy-budget", "with several workloads",
           "a bound belongs to one workload; sweep with --max-throughput");
+  const auto methods = parse_methods(f.methods);
+  if (std::any_of(methods.begin(), methods.end(), [](auto m) {
+        return m != planner::Method::kMegatron && m != planner::Method::kPerseus;
+      }))
+    for (const auto& w : workloads) partition::require_nanobatch_split(w.workload, w.name);
 }
 
 std::shared_ptr<PlanFlags> sweep_flags(const std::shared_ptr<PlanFlags>& f,
@@ -289,7 +295,7 @@ void register_plan_command(CLI::App& app) {
     if (!mpi.coordinator())
       return mpi.serve(workload_list(workloads), worker_executors(f->seed, f->noise));
     if (workloads.size() == 1) return plan_one(f, workloads.front().workload, mpi, 0);
-    check_sweep_flags(*f);
+    check_sweep(*f, workloads);
     for (std::size_t i = 0; i < workloads.size(); ++i)
       plan_one(sweep_flags(f, workloads[i].name), workloads[i].workload, mpi, i);
   });
