@@ -3,7 +3,7 @@
 # upward dependency (the planner pulling in the runtime's NVML and sockets, say) cannot creep in.
 set(KAREUS_LAYERS
   core hardware nvml xgb workload schedule partition executor frontier search store kernel_dvfs
-  energylens runtime planner report capi)
+  energylens scaleout runtime planner report capi)
 
 # Fails unless every kareus module that `name` links to (DEPS) or whose headers its sources and
 # public headers include sits below it in KAREUS_LAYERS.

@@ -73,7 +73,7 @@ struct Input {
 // Exactly one of: a measured profile (optionally checked against --gpu's clock table), a
 // profiler trace scaled on the emulated --gpu, or the workload model on the emulator.
 Input read_input(const KernelDvfsFlags& flags, bool gpu_given) {
-  const bool model = !flags.workload.model.empty() || !flags.workload.workload_file.empty();
+  const bool model = !flags.workload.model.empty() || !flags.workload.workload_files.empty();
   const int inputs = !flags.profile.empty() + !flags.trace.empty() + model;
   if (inputs != 1)
     throw Error(

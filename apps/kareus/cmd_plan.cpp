@@ -19,6 +19,7 @@
 #include "kareus/report/partitions_file.hpp"
 #include "kareus/version.hpp"
 #include "report_output.hpp"
+#include "scaleout_cli.hpp"
 #include "workload_flags.hpp"
 
 namespace kareus::cli {
@@ -92,6 +93,45 @@ std::string frontier_csv(const planner::MethodResult& m) {
   return csv;
 }
 
+// A sweep writes each workload's files under --out/NAME (and its page to REPORT-NAME.html); a
+// deadline or budget in seconds or joules belongs to one workload, and one JSON document per run
+// is what --json promises. Every workload is checked before the first is planned, so a refused
+// sweep writes nothing.
+void check_sweep(const PlanFlags& f, const std::vector<NamedWorkload>& workloads) {
+  require(!f.json, "command line", "--json", "with several workloads",
+          "give --out DIR, which gets one folder per workload");
+  require(!f.deadline && !f.energy_budget, "command line",
+          f.deadline ? "--deadline" : "--energy-budget", "with several workloads",
+          "a bound belongs to one workload; sweep with --max-throughput");
+  const auto methods = parse_methods(f.methods);
+  if (std::any_of(methods.begin(), methods.end(), [](auto m) {
+        return m != planner::Method::kMegatron && m != planner::Method::kPerseus;
+      }))
+    for (const auto& w : workloads) partition::require_nanobatch_split(w.workload, w.name);
+}
+
+std::shared_ptr<PlanFlags> sweep_flags(const std::shared_ptr<PlanFlags>& f,
+                                       const std::string& name) {
+  auto one = std::make_shared<PlanFlags>(*f);
+  if (!f->out.empty()) one->out = (std::filesystem::path(f->out) / name).string();
+  if (!f->export_artifact.empty())
+    one->export_artifact = (std::filesystem::path(f->export_artifact) / name).string();
+  if (!f->report.empty()) {
+    // report.html -> report-NAME.html beside it: one page per workload.
+    const std::filesystem::path page(f->report);
+    one->report =
+        (page.parent_path() / (page.stem().string() + "-" + name + page.extension().string()))
+            .string();
+  }
+  return one;
+}
+
+std::vector<workload::Workload> workload_list(const std::vector<NamedWorkload>& named) {
+  std::vector<workload::Workload> out;
+  for (const auto& n : named) out.push_back(n.workload);
+  return out;
+}
+
 }  // namespace
 
 void register_plan_command(CLI::App& app) {
@@ -137,8 +177,9 @@ void register_plan_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--json", f->json, "Print summary.json on stdout");
   cmd->add_flag("--quiet", f->quiet, "No progress on stderr");
-  cmd->callback([f] {
-    const auto w = f->workload.resolve();
+  // One workload on the coordinator rank; `index` is its place in the command line's sweep.
+  const auto plan_one = [](const std::shared_ptr<PlanFlags>& f, const workload::Workload& w,
+                           const scaleout::Session& mpi, std::size_t index) {
     planner::PlanOptions opt;
     opt.methods = parse_methods(f->methods);
     // Checked before the store is opened or anything is planned: a refused run writes nothing.
@@ -183,6 +224,7 @@ void register_plan_command(CLI::App& app) {
                                                         : std::filesystem::path(f->db));
       opt.store = db.get();
     }
+    opt.make_executor = plan_executors(mpi, index, opt);
     const bool tty = isatty(fileno(stderr)) != 0;
     if (!f->quiet) {
       opt.on_progress = [tty](const std::string& line) {
@@ -301,6 +343,16 @@ void register_plan_command(CLI::App& app) {
                           f->out);
     if (library) text += fmt::format("wrote report {}\n", f->report);
     std::cout << text;
+  };
+  cmd->callback([f, plan_one] {
+    const scaleout::Session mpi;
+    const auto workloads = f->workload.resolve_all();
+    if (!mpi.coordinator())
+      return mpi.serve(workload_list(workloads), worker_executors(f->seed, f->noise));
+    if (workloads.size() == 1) return plan_one(f, workloads.front().workload, mpi, 0);
+    check_sweep(*f, workloads);
+    for (std::size_t i = 0; i < workloads.size(); ++i)
+      plan_one(sweep_flags(f, workloads[i].name), workloads[i].workload, mpi, i);
   });
 }
 

@@ -11,7 +11,9 @@
 #include "kareus/core/json.hpp"
 #include "kareus/core/progress.hpp"
 #include "kareus/core/table.hpp"
+#include "kareus/scaleout/store_sink.hpp"
 #include "kareus/store/partition_search.hpp"
+#include "scaleout_cli.hpp"
 #include "workload_flags.hpp"
 
 namespace kareus::cli {
@@ -95,7 +97,10 @@ std::string report(const std::vector<store::PartitionSearchResult>& results) {
 }
 
 void run(const SearchFlags& flags) {
+  const scaleout::Session mpi;
   const workload::Workload w = flags.workload.resolve();
+  const scaleout::ExecutorFactory make_executor = worker_executors(flags.seed, flags.noise);
+  if (!mpi.coordinator()) return mpi.serve({w}, make_executor);
   partition::require_nanobatch_split(w, "command line");
   const search::Strategy strategy = search::parse_strategy(flags.strategy);
   require(flags.noise >= 0 && flags.noise <= kMaxNoise, "command line", "--noise",
@@ -118,8 +123,8 @@ void run(const SearchFlags& flags) {
     db = std::make_unique<store::Store>(flags.db.empty() ? store::Store::default_path()
                                                          : std::filesystem::path(flags.db));
   }
-  executor::EmulatorExecutor executor(emulator::Emulator(w.gpu, {flags.noise, 0.0}), {},
-                                      flags.seed);
+  const auto executor = mpi.executor(0, make_executor(w),
+                                     db ? scaleout::commit_to(*db, w) : scaleout::MeasuredSink{});
 
   std::vector<store::PartitionSearchResult> results;
   for (const partition::Partition& p : parts) {
@@ -135,7 +140,7 @@ void run(const SearchFlags& flags) {
       progress->update(s.measurements,
                        fmt::format("HV {:.4g}, {:.3f} GPU-h", s.hypervolume, s.gpu_hours));
     };
-    results.push_back(store::search_partition(w, p, executor, options));
+    results.push_back(store::search_partition(w, p, *executor, options));
     if (progress) {
       progress->finish(fmt::format("{} measurements, {:.3f} GPU-h",
                                    results.back().summary.measurements(),
@@ -143,9 +148,9 @@ void run(const SearchFlags& flags) {
     }
   }
 
-  Json doc{{"workload", w.to_json()},     {"strategy", search::to_string(strategy)},
-           {"seed", flags.seed},          {"noise", flags.noise},
-           {"executor", executor.name()}, {"db", db ? db->path().string() : ""}};
+  Json doc{{"workload", w.to_json()},      {"strategy", search::to_string(strategy)},
+           {"seed", flags.seed},           {"noise", flags.noise},
+           {"executor", executor->name()}, {"db", db ? db->path().string() : ""}};
   Json partitions = Json::array();
   std::size_t taken = 0;
   std::size_t reused = 0;

@@ -1,11 +1,19 @@
 #include "workload_flags.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
 #include "kareus/core/error.hpp"
 
 namespace kareus::cli {
 
 void WorkloadFlags::add_to(CLI::App& app) {
-  app.add_option("--workload", workload_file, "Workload JSON (model, gpu, parallelism)");
+  app.add_option("--workload", workload_files,
+                 "Workload JSON (model, gpu, parallelism); `plan` takes several, or folders")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--model", model, "Model name (kareus models) or HF config.json path");
   app.add_option("--gpu", gpu, "GPU type (kareus gpus)")->capture_default_str();
   app.add_option("--tp", tp, "Tensor parallelism")->capture_default_str();
@@ -21,12 +29,19 @@ void WorkloadFlags::add_to(CLI::App& app) {
 }
 
 workload::Workload WorkloadFlags::resolve() const {
-  if (!workload_file.empty()) {
+  if (workload_files.size() > 1)
+    throw Error::invalid("command line", "--workload",
+                         fmt::format("{} files", workload_files.size()),
+                         "give one; only `kareus plan` sweeps several workloads");
+  if (!workload_files.empty()) {
     if (!model.empty())
       throw Error(
           "--workload and --model are exclusive: give the workload either as a file "
           "or as flags");
-    return workload::make_workload(workload::read_workload_request(workload_file));
+    if (std::filesystem::is_directory(workload_files.front()))
+      throw Error::invalid("command line", "--workload", workload_files.front(),
+                           "a workload JSON file; only `kareus plan` takes a folder");
+    return workload::make_workload(workload::read_workload_request(workload_files.front()));
   }
   if (model.empty()) throw Error("no workload: give --workload FILE.json or --model NAME");
   workload::WorkloadRequest r;
@@ -43,6 +58,42 @@ workload::Workload WorkloadFlags::resolve() const {
   p.microbatches = microbatches;
   p.recompute = workload::parse_recompute(recompute, "command line");
   return workload::make_workload(r);
+}
+
+std::vector<NamedWorkload> WorkloadFlags::resolve_all() const {
+  if (workload_files.size() <= 1 &&
+      (workload_files.empty() || !std::filesystem::is_directory(workload_files.front())))
+    return {{workload_files.empty() ? model
+                                    : std::filesystem::path(workload_files.front()).stem().string(),
+             resolve()}};
+  if (!model.empty())
+    throw Error(
+        "--workload and --model are exclusive: give the workload either as a file "
+        "or as flags");
+  std::vector<std::string> files;
+  for (const auto& given : workload_files) {
+    if (!std::filesystem::is_directory(given)) {
+      files.push_back(given);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (const auto& entry : std::filesystem::directory_iterator(given))
+      if (entry.is_regular_file() && entry.path().extension() == ".json")
+        found.push_back(entry.path().string());
+    require(!found.empty(), "command line", "--workload", given,
+            "a folder with at least one workload .json file");
+    std::sort(found.begin(), found.end());
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  std::vector<NamedWorkload> out;
+  for (const auto& file : files) {
+    const std::string name = std::filesystem::path(file).stem().string();
+    for (const auto& earlier : out)
+      require(earlier.name != name, "command line", "--workload", file,
+              "workload file names must differ (outputs are written per name)");
+    out.push_back({name, workload::make_workload(workload::read_workload_request(file))});
+  }
+  return out;
 }
 
 }  // namespace kareus::cli

@@ -5,13 +5,21 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 #include "kareus/workload/workload.hpp"
 
 namespace kareus::cli {
 
+// One workload of a what-if sweep and the name its outputs go under.
+struct NamedWorkload {
+  std::string name;  // the file's stem, or the model name for flags
+  workload::Workload workload;
+};
+
 struct WorkloadFlags {
-  std::string workload_file;
+  // One file, or for `kareus plan` several and folders of *.json (a what-if sweep).
+  std::vector<std::string> workload_files;
   std::string model;
   std::string gpu = "a100-sxm4-40gb";
   int tp = 1, cp = 1, pp = 1, dp = 1;
@@ -19,8 +27,10 @@ struct WorkloadFlags {
   std::string recompute = "full";
 
   void add_to(CLI::App& app);
-  // Validates and loads; throws kareus::Error on bad input.
+  // Validates and loads; throws kareus::Error on bad input or more than one workload.
   workload::Workload resolve() const;
+  // Every workload named, folders expanded to their *.json files in name order.
+  std::vector<NamedWorkload> resolve_all() const;
 };
 
 }  // namespace kareus::cli

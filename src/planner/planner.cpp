@@ -54,9 +54,7 @@ int set_index(int stage, Direction d) {
 
 KeyFrontiers search_keys(const workload::Workload& w, search::Strategy strategy,
                          const PlanOptions& options, MethodResult& result) {
-  executor::EmulatorExecutor exec(
-      emulator::Emulator(w.gpu, emulator::EmulatorOptions{options.noise_sigma, 0.0}), {},
-      options.seed);
+  const auto exec = options.make_executor ? options.make_executor(w) : default_executor(w, options);
   KeyFrontiers keys;
   for (const auto& p : partition::representative_partitions(w)) {
     store::PartitionSearchOptions so;
@@ -70,7 +68,7 @@ KeyFrontiers search_keys(const workload::Workload& w, search::Strategy strategy,
                                         pr.measurements, pr.planned, pr.hypervolume, pr.gpu_hours));
       };
     }
-    auto r = store::search_partition(w, p, exec, so);
+    auto r = store::search_partition(w, p, *exec, so);
     result.measurements += r.summary.measurements();
     result.measurements_reused += r.summary.measurements_reused;
     result.profiling_gpu_hours += r.summary.gpu_hours;
@@ -205,6 +203,13 @@ const IterationPoint* fastest_within(const MethodResult& m, Joules budget) {
 }
 
 }  // namespace
+
+std::unique_ptr<executor::Executor> default_executor(const workload::Workload& w,
+                                                     const PlanOptions& options) {
+  return std::make_unique<executor::EmulatorExecutor>(
+      emulator::Emulator(w.gpu, emulator::EmulatorOptions{options.noise_sigma, 0.0}),
+      executor::MeasurementProtocol{}, options.seed);
+}
 
 PlanResult plan(const workload::Workload& w, const PlanOptions& options) {
   if (options.methods.empty()) throw Error("no planning method given");

@@ -5,10 +5,12 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "kareus/executor/executor.hpp"
 #include "kareus/frontier/pipeline_solver.hpp"
 #include "kareus/planner/composition.hpp"
 #include "kareus/planner/partition_clocks.hpp"
@@ -57,6 +59,10 @@ struct Metrics {
   std::optional<double> iso_energy_time_reduction;
 };
 
+// Makes the executor the partition searches of a workload measure on.
+using ExecutorFactory =
+    std::function<std::unique_ptr<executor::Executor>(const workload::Workload&)>;
+
 struct PlanOptions {
   std::vector<Method> methods = default_methods();
   search::Strategy strategy = search::Strategy::kareus;  // for Method::kKareus
@@ -69,7 +75,14 @@ struct PlanOptions {
   PartitionClockOptions partition_clocks;
   // Progress lines ("searching fwd_attn 120/224 ...") for a terminal.
   std::function<void(const std::string&)> on_progress;
+  // Empty: default_executor. Scale-out passes one that spreads each batch over MPI ranks.
+  ExecutorFactory make_executor;
 };
+
+// The emulator, with the options' noise and seed: what the partition searches measure on unless
+// make_executor says otherwise.
+std::unique_ptr<executor::Executor> default_executor(const workload::Workload& w,
+                                                     const PlanOptions& options);
 
 struct PlanResult {
   workload::Workload workload;
