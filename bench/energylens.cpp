@@ -81,9 +81,9 @@ std::string pct100(const el::Stat& s) {
 int main() {
   const auto dir = kareus::data_dir() / "energylens";
   const std::vector<Source> sources = {
-      {"ML.ENERGY leaderboard v2 (A100/H100, vLLM, batch x TP x PP)", el::ImportFormat::mlenergy_v2,
+      {"ML.ENERGY leaderboard v2 (A100/H100, vLLM, batch x TP x PP)", el::ImportFormat::kMlenergyV2,
        "mlenergy-v2/mlenergy_v2_llm_configs.csv"},
-      {"TokenPowerBench (H100 NVL, batch x output length)", el::ImportFormat::tokenpowerbench,
+      {"TokenPowerBench (H100 NVL, batch x output length)", el::ImportFormat::kTokenpowerbench,
        "tokenpowerbench/tokenpowerbench_upstream_runs.csv"}};
 
   kareus::TextTable summary({"dataset", "model", "MAPE % (n=50)", "Top-1 %", "pairwise %"});

@@ -125,9 +125,9 @@ Row evaluate(const partition::Partition& p, const workload::Workload& w, const T
   Row row{};
   for (int s = 1; s <= seeds; ++s) {
     const auto seed = static_cast<std::uint64_t>(s);
-    const Run paper = run(p, w, Strategy::paper, seed, noise, std::nullopt);
-    const Run random = run(p, w, Strategy::random, seed, noise, paper.ids.size());
-    const Run ours = run(p, w, Strategy::kareus, seed, noise, std::nullopt);
+    const Run paper = run(p, w, Strategy::kPaper, seed, noise, std::nullopt);
+    const Run random = run(p, w, Strategy::kRandom, seed, noise, paper.ids.size());
+    const Run ours = run(p, w, Strategy::kKareus, seed, noise, std::nullopt);
     v["paper_n"].push_back(static_cast<double>(paper.ids.size()));
     v["paper_hv"].push_back(truth.fraction(paper.ids, paper.ids.size()));
     v["random_hv"].push_back(truth.fraction(random.ids, random.ids.size()));

@@ -185,7 +185,7 @@ el::EnergyModel load_model(const std::string& path) {
 // Candidate rows for a fitted model: with a descriptor scale, every row's model and GPU must be
 // in the catalogues before anything is printed.
 el::Dataset read_candidates(const el::EnergyModel& m, const std::string& path) {
-  el::Dataset d = el::read_dataset(path, el::EnergyColumn::optional);
+  el::Dataset d = el::read_dataset(path, el::EnergyColumn::kOptional);
   if (m.descriptors) el::require_descriptors(d);
   return d;
 }

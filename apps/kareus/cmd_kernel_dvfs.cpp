@@ -145,7 +145,7 @@ void run(const KernelDvfsFlags& flags, bool gpu_given) {
   options.slowdowns.clear();
   for (const auto& s : flags.slowdowns) options.slowdowns.push_back(parse_slowdown(s));
   if (flags.reference == "governor")
-    options.reference = Reference::governor;
+    options.reference = Reference::kGovernor;
   else if (flags.reference != "max-clock")
     throw Error::invalid("", "--reference", flags.reference, "expected max-clock or governor");
   if (flags.power_limit_w > 0)

@@ -21,7 +21,7 @@ Sample parse_row(const CsvRow& row, EnergyColumn energy) {
   if (row.optional_text("dp")) s.dp = static_cast<double>(row.positive_integer("dp"));
   s.batch = row.positive_number("batch");
   s.output_tokens = row.positive_number("output_tokens");
-  if (energy == EnergyColumn::required || row.optional_text("energy_j"))
+  if (energy == EnergyColumn::kRequired || row.optional_text("energy_j"))
     s.energy = Joules(row.positive_number("energy_j"));
   if (row.optional_text("input_tokens")) s.input_tokens = row.positive_number("input_tokens");
   s.model = row.optional_text("model").value_or("");
@@ -33,7 +33,7 @@ Sample parse_row(const CsvRow& row, EnergyColumn energy) {
 
 Dataset from_table(const CsvTable& table, EnergyColumn energy) {
   std::vector<std::string> required = {"scenario", "tp", "pp", "batch", "output_tokens"};
-  if (energy == EnergyColumn::required) required.push_back("energy_j");
+  if (energy == EnergyColumn::kRequired) required.push_back("energy_j");
   table.require_columns(required);
   Dataset data;
   data.source = table.source();

@@ -28,8 +28,8 @@ std::vector<std::unique_ptr<Predictor>> predictors(const Dataset& data, const Fi
                                                    std::uint64_t seed) {
   std::vector<std::unique_ptr<Predictor>> out;
   out.push_back(make_energylens(fit));
-  out.push_back(make_xgboost(TreeKind::random_forest, fit.scale_by, seed));
-  out.push_back(make_xgboost(TreeKind::gradient_boosting, fit.scale_by, seed));
+  out.push_back(make_xgboost(TreeKind::kRandomForest, fit.scale_by, seed));
+  out.push_back(make_xgboost(TreeKind::kGradientBoosting, fit.scale_by, seed));
   out.push_back(make_per_batch_linear(fit.scale_by));
   if (data.has_time) out.push_back(make_latency_proxy());
   return out;

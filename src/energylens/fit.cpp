@@ -22,7 +22,7 @@ struct Problem {
   std::vector<double> energy;
   detail::ScaleGroups groups;
   std::vector<std::string> scale_by;
-  Loss loss = Loss::relative;
+  Loss loss = Loss::kRelative;
 
   Problem(const std::vector<Sample>& rows, Loss l, const std::vector<std::string>& by)
       : groups(rows, by), scale_by(by), loss(l) {
@@ -255,13 +255,13 @@ Params random_start(Rng& rng) {
 }  // namespace
 
 Loss parse_loss(std::string_view text) {
-  if (text == "relative") return Loss::relative;
-  if (text == "log") return Loss::log;
+  if (text == "relative") return Loss::kRelative;
+  if (text == "log") return Loss::kLog;
   throw Error::invalid("", "--loss", text, "allowed: relative, log");
 }
 
 std::string_view loss_name(Loss loss) {
-  return loss == Loss::relative ? "relative" : "log";
+  return loss == Loss::kRelative ? "relative" : "log";
 }
 
 std::vector<std::string> parse_scale_by(std::string_view text) {

@@ -98,8 +98,8 @@ ImportResult import_tokenpowerbench(const CsvTable& t) {
 }  // namespace
 
 ImportFormat parse_import_format(std::string_view text) {
-  if (text == "mlenergy-v2") return ImportFormat::mlenergy_v2;
-  if (text == "tokenpowerbench") return ImportFormat::tokenpowerbench;
+  if (text == "mlenergy-v2") return ImportFormat::kMlenergyV2;
+  if (text == "tokenpowerbench") return ImportFormat::kTokenpowerbench;
   throw Error::invalid("", "--format", text, "allowed: mlenergy-v2, tokenpowerbench");
 }
 
@@ -107,7 +107,7 @@ ImportResult import_dataset(ImportFormat format, const std::filesystem::path& in
   const CsvTable table = CsvTable::read_file(in);
   if (table.rows() == 0) throw Error(fmt::format("{}: no data rows", in.string()));
   ImportResult r =
-      format == ImportFormat::mlenergy_v2 ? import_mlenergy(table) : import_tokenpowerbench(table);
+      format == ImportFormat::kMlenergyV2 ? import_mlenergy(table) : import_tokenpowerbench(table);
   r.rows_read = table.rows();
   r.data.has_time = true;
   return r;

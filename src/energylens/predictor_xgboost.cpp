@@ -15,7 +15,7 @@ class XgbPredictor final : public Predictor {
   XgbPredictor(TreeKind kind, std::vector<std::string> scale_by, std::uint64_t seed)
       : kind_(kind), scale_by_(std::move(scale_by)), seed_(seed) {}
   std::string name() const override {
-    return kind_ == TreeKind::random_forest ? "random_forest" : "gradient_boosting";
+    return kind_ == TreeKind::kRandomForest ? "random_forest" : "gradient_boosting";
   }
 
   void fit(const std::vector<Sample>& train) override {
@@ -28,7 +28,7 @@ class XgbPredictor final : public Predictor {
     params.seed = seed_;
     params.colsample_bytree = 1.0;
     params.min_child_weight = 1.0;
-    if (kind_ == TreeKind::random_forest) {
+    if (kind_ == TreeKind::kRandomForest) {
       // Breiman-style forest as XGBoost documents it: one round of parallel trees, eta 1,
       // row and column subsampling.
       params.rounds = 1;

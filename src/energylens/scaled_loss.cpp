@@ -16,7 +16,7 @@ double scaled_loss(Loss loss, const std::vector<double>& f, const std::vector<do
   for (std::size_t i = 0; i < n; ++i) {
     if (!std::isfinite(f[i])) return inf;
     const std::size_t g = groups.of_row[i];
-    if (loss == Loss::relative) {
+    if (loss == Loss::kRelative) {
       const double r = f[i] / energy[i];
       a[g] += r;
       b[g] += r * r;
@@ -28,7 +28,7 @@ double scaled_loss(Loss loss, const std::vector<double>& f, const std::vector<do
   }
   std::vector<double> s(ng, 1.0);
   for (std::size_t g = 0; g < ng; ++g) {
-    if (loss == Loss::relative)
+    if (loss == Loss::kRelative)
       s[g] = b[g] > 0.0 ? a[g] / b[g] : 1.0;
     else
       s[g] = std::exp(a[g] / count[g]);
@@ -41,7 +41,7 @@ double scaled_loss(Loss loss, const std::vector<double>& f, const std::vector<do
   for (std::size_t i = 0; i < n; ++i) {
     const double sg = s[groups.of_row[i]];
     double u = 0.0, w = 0.0;  // residual and d(residual)/d(f)
-    if (loss == Loss::relative) {
+    if (loss == Loss::kRelative) {
       u = sg * f[i] / energy[i] - 1.0;
       w = sg / energy[i];
     } else {

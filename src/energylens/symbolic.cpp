@@ -23,10 +23,10 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 int arity(Op op) {
   switch (op) {
-    case Op::constant:
-    case Op::variable:
+    case Op::kConstant:
+    case Op::kVariable:
       return 0;
-    case Op::log:
+    case Op::kLog:
       return 1;
     default:
       return 2;
@@ -35,21 +35,21 @@ int arity(Op op) {
 
 double variable(const Sample& s, Var v) {
   switch (v) {
-    case Var::tp:
+    case Var::kTp:
       return s.tp;
-    case Var::pp:
+    case Var::kPp:
       return s.pp;
-    case Var::batch:
+    case Var::kBatch:
       return s.batch;
-    case Var::input_tokens:
+    case Var::kInputTokens:
       return s.input_tokens.value_or(1.0);
-    case Var::output_tokens:
+    case Var::kOutputTokens:
       return s.output_tokens;
-    case Var::params_b:
-    case Var::active_params_b:
-    case Var::kv_mb_per_token:
-    case Var::w_per_gbps:
-      return s.descriptors[static_cast<std::size_t>(v) - static_cast<std::size_t>(Var::params_b)];
+    case Var::kParamsB:
+    case Var::kActiveParamsB:
+    case Var::kKvMbPerToken:
+    case Var::kWPerGbps:
+      return s.descriptors[static_cast<std::size_t>(v) - static_cast<std::size_t>(Var::kParamsB)];
   }
   return 0.0;
 }
@@ -71,14 +71,14 @@ struct Dual {
 Dual eval_dual(const std::vector<ExprNode>& nodes, std::size_t& pos, const Sample& s, std::size_t k,
                std::size_t& next_const) {
   const ExprNode& n = nodes[pos++];
-  if (n.op == Op::constant) {
+  if (n.op == Op::kConstant) {
     Dual r{n.value, std::vector<double>(k, 0.0)};
     r.d[next_const++] = 1.0;
     return r;
   }
-  if (n.op == Op::variable) return {variable(s, n.var), std::vector<double>(k, 0.0)};
+  if (n.op == Op::kVariable) return {variable(s, n.var), std::vector<double>(k, 0.0)};
   Dual a = eval_dual(nodes, pos, s, k, next_const);
-  if (n.op == Op::log) {
+  if (n.op == Op::kLog) {
     if (!(a.v > 0.0)) return {std::nan(""), a.d};
     for (double& x : a.d) x /= a.v;
     a.v = std::log(a.v);
@@ -87,24 +87,24 @@ Dual eval_dual(const std::vector<ExprNode>& nodes, std::size_t& pos, const Sampl
   Dual b = eval_dual(nodes, pos, s, k, next_const);
   Dual r{0.0, std::vector<double>(k)};
   switch (n.op) {
-    case Op::add:
+    case Op::kAdd:
       r.v = a.v + b.v;
       for (std::size_t j = 0; j < k; ++j) r.d[j] = a.d[j] + b.d[j];
       break;
-    case Op::sub:
+    case Op::kSub:
       r.v = a.v - b.v;
       for (std::size_t j = 0; j < k; ++j) r.d[j] = a.d[j] - b.d[j];
       break;
-    case Op::mul:
+    case Op::kMul:
       r.v = a.v * b.v;
       for (std::size_t j = 0; j < k; ++j) r.d[j] = a.d[j] * b.v + a.v * b.d[j];
       break;
-    case Op::div:
+    case Op::kDiv:
       if (std::fabs(b.v) < 1e-12) return {std::nan(""), r.d};
       r.v = a.v / b.v;
       for (std::size_t j = 0; j < k; ++j) r.d[j] = (a.d[j] - r.v * b.d[j]) / b.v;
       break;
-    case Op::pow:
+    case Op::kPow:
       if (!(a.v > 0.0)) return {std::nan(""), r.d};
       r.v = std::pow(a.v, b.v);
       for (std::size_t j = 0; j < k; ++j)
@@ -119,11 +119,11 @@ Dual eval_dual(const std::vector<ExprNode>& nodes, std::size_t& pos, const Sampl
 double eval_at(const std::vector<ExprNode>& nodes, std::size_t& pos, const Sample& s) {
   const ExprNode& n = nodes[pos++];
   switch (n.op) {
-    case Op::constant:
+    case Op::kConstant:
       return n.value;
-    case Op::variable:
+    case Op::kVariable:
       return variable(s, n.var);
-    case Op::log: {
+    case Op::kLog: {
       const double a = eval_at(nodes, pos, s);
       return a > 0.0 ? std::log(a) : std::nan("");
     }
@@ -133,15 +133,15 @@ double eval_at(const std::vector<ExprNode>& nodes, std::size_t& pos, const Sampl
   const double a = eval_at(nodes, pos, s);
   const double b = eval_at(nodes, pos, s);
   switch (n.op) {
-    case Op::add:
+    case Op::kAdd:
       return a + b;
-    case Op::sub:
+    case Op::kSub:
       return a - b;
-    case Op::mul:
+    case Op::kMul:
       return a * b;
-    case Op::div:
+    case Op::kDiv:
       return std::fabs(b) < 1e-12 ? std::nan("") : a / b;
-    case Op::pow:
+    case Op::kPow:
       return a > 0.0 ? std::pow(a, b) : std::nan("");
     default:
       return std::nan("");
@@ -151,11 +151,11 @@ double eval_at(const std::vector<ExprNode>& nodes, std::size_t& pos, const Sampl
 std::string print(const std::vector<ExprNode>& nodes, std::size_t& pos) {
   const ExprNode& n = nodes[pos++];
   switch (n.op) {
-    case Op::constant:
+    case Op::kConstant:
       return fmt::format("{:.4g}", n.value);
-    case Op::variable:
+    case Op::kVariable:
       return std::string(var_name(n.var));
-    case Op::log:
+    case Op::kLog:
       return "log(" + print(nodes, pos) + ")";
     default:
       break;
@@ -166,15 +166,15 @@ std::string print(const std::vector<ExprNode>& nodes, std::size_t& pos) {
   const std::string b = print(nodes, pos);
   auto wrap = [](bool leaf, const std::string& t) { return leaf ? t : "(" + t + ")"; };
   switch (n.op) {
-    case Op::add:
+    case Op::kAdd:
       return a + " + " + b;
-    case Op::sub:
+    case Op::kSub:
       return a + " - " + wrap(b_is_leaf, b);
-    case Op::mul:
+    case Op::kMul:
       return wrap(a_is_leaf, a) + " * " + wrap(b_is_leaf, b);
-    case Op::div:
+    case Op::kDiv:
       return wrap(a_is_leaf, a) + " / " + wrap(b_is_leaf, b);
-    case Op::pow:
+    case Op::kPow:
       return wrap(a_is_leaf, a) + "^" + wrap(b_is_leaf, b);
     default:
       return "?";
@@ -194,7 +194,7 @@ struct Data {
     std::vector<double> f;
     for (const Sample& s : rows) f.push_back(e.evaluate(s));
     std::vector<double> scales;
-    const double l = detail::scaled_loss(Loss::relative, f, energy, groups, nullptr, 0, nullptr,
+    const double l = detail::scaled_loss(Loss::kRelative, f, energy, groups, nullptr, 0, nullptr,
                                          scale ? &scales : nullptr);
     if (scale && std::isfinite(l)) {
       double m = 0.0;
@@ -209,7 +209,7 @@ struct Data {
 void refit_constants(Expression& e, const Data& data, int iterations) {
   std::vector<std::size_t> where;
   for (std::size_t i = 0; i < e.nodes.size(); ++i)
-    if (e.nodes[i].op == Op::constant) where.push_back(i);
+    if (e.nodes[i].op == Op::kConstant) where.push_back(i);
   const std::size_t k = where.size();
   if (k == 0) return;
   auto objective = [&](const Eigen::VectorXd& c, Eigen::VectorXd& grad) {
@@ -224,7 +224,7 @@ void refit_constants(Expression& e, const Data& data, int iterations) {
     }
     std::vector<double> g;
     const double l =
-        detail::scaled_loss(Loss::relative, f, data.energy, data.groups, &df, k, &g, nullptr);
+        detail::scaled_loss(Loss::kRelative, f, data.energy, data.groups, &df, k, &g, nullptr);
     for (std::size_t j = 0; j < k; ++j)
       grad(static_cast<Eigen::Index>(j)) = std::isfinite(l) && g.size() == k ? g[j] : 0.0;
     return std::isfinite(l) ? l : std::numeric_limits<double>::max();
@@ -256,13 +256,13 @@ class Generator {
   Generator(Rng& rng, std::vector<Var> vars) : rng_(rng), vars_(std::move(vars)) {}
 
   ExprNode leaf() {
-    if (rng_.uniform() < 0.3) return {Op::constant, rng_.uniform(-2.0, 2.0), Var::tp};
-    return {Op::variable, 0.0,
+    if (rng_.uniform() < 0.3) return {Op::kConstant, rng_.uniform(-2.0, 2.0), Var::kTp};
+    return {Op::kVariable, 0.0,
             vars_[static_cast<std::size_t>(rng_.integer(0, long(vars_.size()) - 1))]};
   }
   ExprNode function() {
-    static constexpr Op ops[] = {Op::add, Op::sub, Op::mul, Op::div, Op::pow, Op::log};
-    return {ops[rng_.integer(0, 5)], 0.0, Var::tp};
+    static constexpr Op ops[] = {Op::kAdd, Op::kSub, Op::kMul, Op::kDiv, Op::kPow, Op::kLog};
+    return {ops[rng_.integer(0, 5)], 0.0, Var::kTp};
   }
   void grow(std::vector<ExprNode>& out, int depth, bool full) {
     if (depth == 0 || (!full && rng_.uniform() < 0.3)) {
@@ -294,23 +294,23 @@ struct Individual {
 
 std::string_view var_name(Var v) {
   switch (v) {
-    case Var::tp:
+    case Var::kTp:
       return "tp";
-    case Var::pp:
+    case Var::kPp:
       return "pp";
-    case Var::batch:
+    case Var::kBatch:
       return "batch";
-    case Var::input_tokens:
+    case Var::kInputTokens:
       return "input_tokens";
-    case Var::output_tokens:
+    case Var::kOutputTokens:
       return "output_tokens";
-    case Var::params_b:
+    case Var::kParamsB:
       return "params_b";
-    case Var::active_params_b:
+    case Var::kActiveParamsB:
       return "active_params_b";
-    case Var::kv_mb_per_token:
+    case Var::kKvMbPerToken:
       return "kv_mb_per_token";
-    case Var::w_per_gbps:
+    case Var::kWPerGbps:
       return "w_per_gbps";
   }
   return "?";
@@ -342,10 +342,10 @@ DiscoverResult discover(const Dataset& dataset, const DiscoverOptions& options) 
   Dataset described = dataset;
   if (options.descriptors) attach_descriptors(described);
   DiscoverResult result;
-  for (Var v : {Var::tp, Var::pp, Var::batch, Var::input_tokens, Var::output_tokens, Var::params_b,
-                Var::active_params_b, Var::kv_mb_per_token, Var::w_per_gbps}) {
-    if (v == Var::input_tokens && !dataset.has_input_tokens) continue;
-    if (v >= Var::params_b && !options.descriptors) continue;
+  for (Var v : {Var::kTp, Var::kPp, Var::kBatch, Var::kInputTokens, Var::kOutputTokens,
+                Var::kParamsB, Var::kActiveParamsB, Var::kKvMbPerToken, Var::kWPerGbps}) {
+    if (v == Var::kInputTokens && !dataset.has_input_tokens) continue;
+    if (v >= Var::kParamsB && !options.descriptors) continue;
     // A variable constant over the data carries no information; leave it out of the search.
     const double first = variable(described.samples.front(), v);
     if (std::any_of(described.samples.begin(), described.samples.end(),
@@ -417,7 +417,7 @@ DiscoverResult discover(const Dataset& dataset, const DiscoverOptions& options) 
           insert = gen.random(static_cast<int>(rng.integer(1, 3))).nodes;
         } else {
           ExprNode n = child.e.nodes[at];
-          if (n.op == Op::constant)
+          if (n.op == Op::kConstant)
             n.value *= rng.normal(1.0, 0.3);
           else if (arity(n.op) == 0)
             n = gen.leaf();

@@ -10,11 +10,11 @@ namespace kareus::kernel_dvfs {
 
 std::string_view to_string(Pass pass) {
   switch (pass) {
-    case Pass::forward:
+    case Pass::kForward:
       return "forward";
-    case Pass::backward:
+    case Pass::kBackward:
       return "backward";
-    case Pass::unknown:
+    case Pass::kUnknown:
       break;
   }
   return "unknown";
@@ -22,7 +22,7 @@ std::string_view to_string(Pass pass) {
 
 bool KernelSequence::has_passes() const {
   for (const auto& k : kernels)
-    if (k.pass != Pass::unknown) return true;
+    if (k.pass != Pass::kUnknown) return true;
   return false;
 }
 

@@ -20,14 +20,14 @@ std::string list_clocks(const std::set<double>& clocks) {
 
 Pass parse_pass(const CsvRow& row) {
   const auto text = row.optional_text("pass");
-  if (!text) return Pass::unknown;
-  if (*text == "forward") return Pass::forward;
-  if (*text == "backward") return Pass::backward;
+  if (!text) return Pass::kUnknown;
+  if (*text == "forward") return Pass::kForward;
+  if (*text == "backward") return Pass::kBackward;
   row.fail("pass", "expected forward, backward or empty");
 }
 
 struct Measured {
-  Pass pass = Pass::unknown;
+  Pass pass = Pass::kUnknown;
   std::map<double, std::pair<Seconds, Joules>> at;
 };
 

@@ -78,10 +78,10 @@ StudyResult run_study(const KernelSequence& sequence, const StudyOptions& option
     result.notes.push_back(
         "default-governor baseline omitted: it needs the GPU's power limit (--power-limit-w)");
   }
-  if (options.reference == Reference::governor && !result.governor)
+  if (options.reference == Reference::kGovernor && !result.governor)
     throw Error("--reference governor needs the GPU's power limit (--power-limit-w)");
-  result.reference_time = options.reference == Reference::governor ? result.governor->cost.time
-                                                                   : result.max_clock.cost.time;
+  result.reference_time = options.reference == Reference::kGovernor ? result.governor->cost.time
+                                                                    : result.max_clock.cost.time;
 
   const frontier::SwitchCost none;
   const frontier::SwitchCost& switching = options.ideal ? none : options.switching;

@@ -87,7 +87,7 @@ Json study_json(const KernelSequence& sequence, const StudyOptions& options,
                         {"power_w", options.switching.power.value()}};
   }
   doc["min_dwell_s"] = options.min_dwell.value();
-  doc["reference"] = options.reference == Reference::governor ? "governor" : "max_clock";
+  doc["reference"] = options.reference == Reference::kGovernor ? "governor" : "max_clock";
   doc["reference_time_s"] = result.reference_time.value();
 
   Json results = Json::array();
@@ -141,7 +141,7 @@ std::string study_text(const KernelSequence& sequence, const StudyOptions& optio
                        result.governor->cost.energy.value(), saving(*result.governor),
                        time_change(*result.governor));
   out += fmt::format("Reference time ({}): {:.4f} ms\n\n",
-                     options.reference == Reference::governor ? "governor" : "max clock",
+                     options.reference == Reference::kGovernor ? "governor" : "max clock",
                      to_milliseconds(result.reference_time));
 
   std::vector<std::string> header{"slowdown bound", "energy saved", "time change", "switches"};

@@ -103,7 +103,7 @@ MethodResult run_method(const workload::Workload& w, const emulator::Emulator& e
   if (method == Method::kKareus || method == Method::kKareusExhaustive) {
     partition::require_nanobatch_split(w, "workload");
     keys =
-        search_keys(w, method == Method::kKareus ? options.strategy : search::Strategy::exhaustive,
+        search_keys(w, method == Method::kKareus ? options.strategy : search::Strategy::kExhaustive,
                     options, result);
   }
   const auto& p = w.parallelism;

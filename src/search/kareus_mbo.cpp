@@ -41,11 +41,11 @@ struct KareusPlan {
 
 KareusPlan plan_for(SizeClass size_class) {
   switch (size_class) {
-    case SizeClass::small:
+    case SizeClass::kSmall:
       return {17, 4, 34};
-    case SizeClass::medium:
+    case SizeClass::kMedium:
       return {20, 4, 40};
-    case SizeClass::large:
+    case SizeClass::kLarge:
       return {40, 4, 80};
   }
   return {17, 4, 34};
@@ -162,10 +162,10 @@ StopReason run_kareus(SearchState& state) {
       for (std::size_t i = improvements.size() - kStallWindow; i < improvements.size(); ++i) {
         sum += improvements[i];
       }
-      if (sum / kStallWindow < kStallEpsilon) return state.stop_reason(StopReason::converged);
+      if (sum / kStallWindow < kStallEpsilon) return state.stop_reason(StopReason::kConverged);
     }
   }
-  return state.stop_reason(StopReason::batches_done);
+  return state.stop_reason(StopReason::kBatchesDone);
 }
 
 }  // namespace kareus::search

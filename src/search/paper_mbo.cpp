@@ -17,11 +17,11 @@ struct PaperPlan {
 // Appendix C: small 36 + 3 x 16, medium 48 + 4 x 16, large 96 + 4 x 32.
 PaperPlan plan_for(SizeClass size_class) {
   switch (size_class) {
-    case SizeClass::small:
+    case SizeClass::kSmall:
       return {36, 3, 16};
-    case SizeClass::medium:
+    case SizeClass::kMedium:
       return {48, 4, 16};
-    case SizeClass::large:
+    case SizeClass::kLarge:
       return {96, 4, 32};
   }
   return {36, 3, 16};
@@ -86,10 +86,10 @@ StopReason run_paper(SearchState& state) {
       for (std::size_t i = improvements.size() - kWindow; i < improvements.size(); ++i) {
         mean += improvements[i];
       }
-      if (mean / kWindow < kEpsilon) return state.stop_reason(StopReason::converged);
+      if (mean / kWindow < kEpsilon) return state.stop_reason(StopReason::kConverged);
     }
   }
-  return state.stop_reason(StopReason::batches_done);
+  return state.stop_reason(StopReason::kBatchesDone);
 }
 
 }  // namespace kareus::search

@@ -9,18 +9,18 @@ SizeClass size_class_of(std::size_t compute_ops) {
     throw Error::invalid("partition", "compute_ops", "0",
                          "a partition has at least one compute op");
   }
-  if (compute_ops == 1) return SizeClass::small;
-  if (compute_ops <= 3) return SizeClass::medium;
-  return SizeClass::large;
+  if (compute_ops == 1) return SizeClass::kSmall;
+  if (compute_ops <= 3) return SizeClass::kMedium;
+  return SizeClass::kLarge;
 }
 
 const char* to_string(SizeClass size_class) {
   switch (size_class) {
-    case SizeClass::small:
+    case SizeClass::kSmall:
       return "small";
-    case SizeClass::medium:
+    case SizeClass::kMedium:
       return "medium";
-    case SizeClass::large:
+    case SizeClass::kLarge:
       return "large";
   }
   return "?";

@@ -11,8 +11,8 @@
 namespace kareus::search {
 
 namespace {
-constexpr Strategy kStrategies[] = {Strategy::exhaustive, Strategy::random, Strategy::paper,
-                                    Strategy::kareus};
+constexpr Strategy kStrategies[] = {Strategy::kExhaustive, Strategy::kRandom, Strategy::kPaper,
+                                    Strategy::kKareus};
 }
 
 Strategy parse_strategy(std::string_view name) {
@@ -24,13 +24,13 @@ Strategy parse_strategy(std::string_view name) {
 
 const char* to_string(Strategy strategy) {
   switch (strategy) {
-    case Strategy::exhaustive:
+    case Strategy::kExhaustive:
       return "exhaustive";
-    case Strategy::random:
+    case Strategy::kRandom:
       return "random";
-    case Strategy::paper:
+    case Strategy::kPaper:
       return "paper";
-    case Strategy::kareus:
+    case Strategy::kKareus:
       return "kareus";
   }
   return "?";
@@ -38,13 +38,13 @@ const char* to_string(Strategy strategy) {
 
 const char* to_string(StopReason reason) {
   switch (reason) {
-    case StopReason::space_exhausted:
+    case StopReason::kSpaceExhausted:
       return "space_exhausted";
-    case StopReason::budget:
+    case StopReason::kBudget:
       return "budget";
-    case StopReason::batches_done:
+    case StopReason::kBatchesDone:
       return "batches_done";
-    case StopReason::converged:
+    case StopReason::kConverged:
       return "converged";
   }
   return "?";
@@ -72,18 +72,18 @@ double observed_hypervolume(const std::vector<Measurement>& measurements) {
 
 SearchResult run_search(Problem& problem, const SearchOptions& options) {
   SearchState state(problem, options);
-  StopReason reason = StopReason::space_exhausted;
+  StopReason reason = StopReason::kSpaceExhausted;
   switch (options.strategy) {
-    case Strategy::exhaustive:
+    case Strategy::kExhaustive:
       reason = run_exhaustive(state);
       break;
-    case Strategy::random:
+    case Strategy::kRandom:
       reason = run_random(state);
       break;
-    case Strategy::paper:
+    case Strategy::kPaper:
       reason = run_paper(state);
       break;
-    case Strategy::kareus:
+    case Strategy::kKareus:
       reason = run_kareus(state);
       break;
   }

@@ -67,8 +67,8 @@ void SearchState::measure(std::vector<std::size_t> ids,
 }
 
 StopReason SearchState::stop_reason(StopReason planned) const {
-  if (points_.size() == size()) return StopReason::space_exhausted;
-  if (remaining() == 0) return StopReason::budget;
+  if (points_.size() == size()) return StopReason::kSpaceExhausted;
+  if (remaining() == 0) return StopReason::kBudget;
   return planned;
 }
 

@@ -19,7 +19,7 @@ StopReason measure_in_order(SearchState& state, const std::vector<std::size_t>& 
                    order.begin() + static_cast<std::ptrdiff_t>(end)},
                   label);
   }
-  return state.stop_reason(StopReason::space_exhausted);
+  return state.stop_reason(StopReason::kSpaceExhausted);
 }
 
 }  // namespace

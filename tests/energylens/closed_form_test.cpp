@@ -69,7 +69,7 @@ TEST(EnergyLensClosedForm, LossGradientMatchesCentralDifferencesWithScaleGroups)
   std::vector<Sample> rows = d.samples;
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i].model = i % 3 == 0 ? "a" : "b";
   Rng rng(11);
-  for (Loss loss : {Loss::relative, Loss::log}) {
+  for (Loss loss : {Loss::kRelative, Loss::kLog}) {
     for (int trial = 0; trial < 5; ++trial) {
       const Params p = random_params(rng);
       Gradient g;

@@ -82,7 +82,7 @@ TEST(EnergyLensDataset, RejectsInputTokensOnSomeRowsOnly) {
 TEST(EnergyLensDataset, RejectsEmptyFileAndAllowsCandidatesWithoutEnergy) {
   EXPECT_NE(error_of(kHeader).find("no data rows"), std::string::npos);
   const Dataset c = parse_dataset("scenario,tp,pp,batch,output_tokens\ns,1,1,8,100\n", "c.csv",
-                                  EnergyColumn::optional);
+                                  EnergyColumn::kOptional);
   EXPECT_FALSE(c.samples[0].energy.has_value());
 }
 

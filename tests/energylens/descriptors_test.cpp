@@ -8,10 +8,10 @@
 #include <fstream>
 #include <map>
 
+#include "common/error_of.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/paths.hpp"
 #include "kareus/energylens/import.hpp"
-#include "common/error_of.hpp"
 
 namespace kareus::energylens {
 namespace {
@@ -23,7 +23,7 @@ using testing::error_of;
 // rounded names ("2" for Gemma 2's 2.6 B, "7" for CodeGemma's 8.5 B), hence the tolerance.
 TEST(EnergyLensDescriptors, EveryShippedModelHasAConfigMatchingItsPublishedSize) {
   const auto path = data_dir() / "energylens/mlenergy-v2/mlenergy_v2_llm_configs.csv";
-  const ImportResult imported = import_dataset(ImportFormat::mlenergy_v2, path);
+  const ImportResult imported = import_dataset(ImportFormat::kMlenergyV2, path);
   std::ifstream in(path);
   std::string header, line;
   std::getline(in, header);

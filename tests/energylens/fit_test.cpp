@@ -74,7 +74,7 @@ TEST(EnergyLensFit, LogLossAlsoRecovers) {
   const Params truth = truth_params();
   auto f = [&](const Sample& s) { return closed_form(truth, features_of(s)); };
   FitOptions o;
-  o.loss = Loss::log;
+  o.loss = Loss::kLog;
   o.scale_by = {};
   const EnergyModel m = fit_energy_model(testing::synthetic_grid(f, 0.01, 8).samples, o);
   const Dataset check = testing::synthetic_grid(f, 0.0, 9);

@@ -18,7 +18,7 @@ const std::filesystem::path kTpb =
     data_dir() / "energylens/tokenpowerbench/tokenpowerbench_upstream_runs.csv";
 
 TEST(EnergyLensImport, MlEnergyKeepsEveryRow) {
-  const ImportResult r = import_dataset(ImportFormat::mlenergy_v2, kMlEnergy);
+  const ImportResult r = import_dataset(ImportFormat::kMlenergyV2, kMlEnergy);
   EXPECT_EQ(r.rows_read, 356u);
   ASSERT_EQ(r.data.samples.size(), 356u);
   EXPECT_FALSE(r.data.has_input_tokens);
@@ -42,7 +42,7 @@ TEST(EnergyLensImport, MlEnergyKeepsEveryRow) {
 }
 
 TEST(EnergyLensImport, TokenPowerBenchKeepsEveryRow) {
-  const ImportResult r = import_dataset(ImportFormat::tokenpowerbench, kTpb);
+  const ImportResult r = import_dataset(ImportFormat::kTokenpowerbench, kTpb);
   EXPECT_EQ(r.rows_read, 185u);
   ASSERT_EQ(r.data.samples.size(), 185u);
   const CsvTable src = CsvTable::read_file(kTpb);
@@ -61,14 +61,14 @@ TEST(EnergyLensImport, TokenPowerBenchKeepsEveryRow) {
 TEST(EnergyLensImport, BadInputIsAnErrorNotASkippedRow) {
   const auto dir = std::filesystem::path(KAREUS_TEST_DATA_DIR) / "energylens";
   try {
-    import_dataset(ImportFormat::tokenpowerbench, dir / "tokenpowerbench_bad_energy.csv");
+    import_dataset(ImportFormat::kTokenpowerbench, dir / "tokenpowerbench_bad_energy.csv");
     FAIL() << "a row with an empty energy was accepted";
   } catch (const Error& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find(":3"), std::string::npos) << m;
     EXPECT_NE(m.find("gpu_energy_J"), std::string::npos) << m;
   }
-  EXPECT_THROW(import_dataset(ImportFormat::mlenergy_v2, kTpb), Error);  // wrong format
+  EXPECT_THROW(import_dataset(ImportFormat::kMlenergyV2, kTpb), Error);  // wrong format
   EXPECT_THROW(parse_import_format("csv"), Error);
 }
 

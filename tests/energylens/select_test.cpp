@@ -17,7 +17,7 @@ TEST(EnergyLensSelect, RanksByPredictionAndComparesWithLatencyOptimal) {
       "s,1,1,100,1,5.0,11\n"
       "s,2,1,100,1,3.0,22\n"
       "t,1,1,1,1,1.0,\n",
-      "cand.csv", EnergyColumn::optional);
+      "cand.csv", EnergyColumn::kOptional);
   const auto sel = select_configurations(m, c);
   ASSERT_EQ(sel.size(), 2u);
   EXPECT_EQ(sel[0].scenario, "s");

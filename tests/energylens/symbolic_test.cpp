@@ -57,7 +57,7 @@ TEST(EnergyLensSymbolic, FindsADescriptorDependenceAcrossModels) {
   o.population = 300;
   o.seed = 2;
   const DiscoverResult r = discover(d, o);
-  EXPECT_NE(std::find(r.variables.begin(), r.variables.end(), Var::params_b), r.variables.end());
+  EXPECT_NE(std::find(r.variables.begin(), r.variables.end(), Var::kParamsB), r.variables.end());
   ASSERT_FALSE(r.front.empty());
   const FrontMember& best = r.front.back();
   EXPECT_LT(best.loss, 1e-3) << best.expression.to_string();
@@ -68,20 +68,20 @@ TEST(EnergyLensSymbolic, FindsADescriptorDependenceAcrossModels) {
 TEST(EnergyLensSymbolic, ExpressionsEvaluateAndPrint) {
   using Op = ExprNode::Op;
   // (output_tokens / batch) + 16 * tp in prefix order.
-  Expression e{{{Op::add, 0, Var::tp},
-                {Op::div, 0, Var::tp},
-                {Op::variable, 0, Var::output_tokens},
-                {Op::variable, 0, Var::batch},
-                {Op::mul, 0, Var::tp},
-                {Op::constant, 16.0, Var::tp},
-                {Op::variable, 0, Var::tp}}};
+  Expression e{{{Op::kAdd, 0, Var::kTp},
+                {Op::kDiv, 0, Var::kTp},
+                {Op::kVariable, 0, Var::kOutputTokens},
+                {Op::kVariable, 0, Var::kBatch},
+                {Op::kMul, 0, Var::kTp},
+                {Op::kConstant, 16.0, Var::kTp},
+                {Op::kVariable, 0, Var::kTp}}};
   Sample s;
   s.output_tokens = 100;
   s.batch = 4;
   s.tp = 2;
   EXPECT_DOUBLE_EQ(e.evaluate(s), 57.0);
   EXPECT_EQ(e.to_string(), "output_tokens / batch + 16 * tp");
-  Expression bad{{{Op::log, 0, Var::tp}, {Op::constant, -1.0, Var::tp}}};
+  Expression bad{{{Op::kLog, 0, Var::kTp}, {Op::kConstant, -1.0, Var::kTp}}};
   EXPECT_TRUE(std::isnan(bad.evaluate(s)));
 }
 

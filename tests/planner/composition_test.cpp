@@ -29,7 +29,7 @@ TEST_P(CompositionVsDirect, RandomOptionsMatchWithinThreePercent) {
   const auto& c = GetParam();
   const auto w = kareus::testing::llama3b(c.tp, c.cp, c.gpu);
   const emulator::Emulator emu(w.gpu);
-  const auto keys = kareus::testing::searched_keys(w, search::Strategy::exhaustive);
+  const auto keys = kareus::testing::searched_keys(w, search::Strategy::kExhaustive);
   const auto clocks = w.gpu.search_clocks();
   Rng rng(20260117);
   int checked = 0;

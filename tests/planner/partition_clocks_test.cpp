@@ -154,9 +154,9 @@ TEST_P(PartitionClocks, StepsCoverTheInstructionInRunOrder) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Workloads, PartitionClocks,
-                         ::testing::Values(Case{"TP8_kareus", 8, 1, search::Strategy::kareus},
+                         ::testing::Values(Case{"TP8_kareus", 8, 1, search::Strategy::kKareus},
                                            Case{"CP2_TP4_exhaustive", 4, 2,
-                                                search::Strategy::exhaustive}),
+                                                search::Strategy::kExhaustive}),
                          [](const auto& info) { return info.param.name; });
 
 TEST(PartitionClockPlan, ScheduleCarriesStepClocksAndValidates) {

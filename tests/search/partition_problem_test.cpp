@@ -80,7 +80,7 @@ TEST(PartitionProblem, PhysicalFeaturesIgnoreMeasurements) {
 }
 
 TEST(PartitionProblem, EachStrategyIsDeterministicUnderASeed) {
-  for (Strategy s : {Strategy::random, Strategy::paper, Strategy::kareus}) {
+  for (Strategy s : {Strategy::kRandom, Strategy::kPaper, Strategy::kKareus}) {
     std::vector<std::vector<std::size_t>> runs;
     for (int repeat = 0; repeat < 2; ++repeat) {
       Fixture f;
@@ -116,7 +116,7 @@ SearchResult search_once(Strategy strategy, std::uint64_t seed, std::optional<st
 }
 
 TEST(PartitionProblem, KareusReachesTheExhaustiveFrontierWithFewMeasurements) {
-  const std::vector<Point2> every = points_of(search_once(Strategy::exhaustive, 0, std::nullopt));
+  const std::vector<Point2> every = points_of(search_once(Strategy::kExhaustive, 0, std::nullopt));
   // Same reference point for every strategy: 1.1 x the maxima over all configurations.
   Point2 reference{0, 0};
   for (const Point2& p : every)
@@ -131,9 +131,9 @@ TEST(PartitionProblem, KareusReachesTheExhaustiveFrontierWithFewMeasurements) {
   double ours_sum = 0, random_sum = 0;
   constexpr int kSeeds = 10;
   for (std::uint64_t seed = 1; seed <= kSeeds; ++seed) {
-    const SearchResult ours = search_once(Strategy::kareus, seed, std::nullopt);
+    const SearchResult ours = search_once(Strategy::kKareus, seed, std::nullopt);
     EXPECT_LE(ours.measured.size(), 40u);
-    const SearchResult random = search_once(Strategy::random, seed, ours.measured.size());
+    const SearchResult random = search_once(Strategy::kRandom, seed, ours.measured.size());
     ours_sum += hypervolume_2d(points_of(ours), reference) / all;
     random_sum += hypervolume_2d(points_of(random), reference) / all;
   }

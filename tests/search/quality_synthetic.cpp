@@ -58,8 +58,8 @@ int main() {
   kareus::TextTable table({"configs", "size class", "paper meas.", "paper HV", "kareus meas.",
                            "kareus HV", "kareus/paper meas."});
   for (const SyntheticShape& shape : shapes) {
-    const Outcome paper = run(shape, Strategy::paper);
-    const Outcome ours = run(shape, Strategy::kareus);
+    const Outcome paper = run(shape, Strategy::kPaper);
+    const Outcome ours = run(shape, Strategy::kKareus);
     table.add_row({std::to_string(SyntheticProblem(shape).size()),
                    to_string(size_class_of(shape.compute_ops)),
                    fmt::format("{}", paper.measurements), fmt::format("{:.4f}", paper.hv_fraction),

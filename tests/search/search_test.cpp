@@ -38,13 +38,13 @@ std::vector<std::size_t> ids_of(const SearchResult& r) {
 
 TEST(Search, ExhaustiveMeasuresEveryConfigOnce) {
   SyntheticProblem problem(small_shape());
-  const SearchResult r = run_search(problem, with(Strategy::exhaustive));
+  const SearchResult r = run_search(problem, with(Strategy::kExhaustive));
   EXPECT_EQ(r.summary.measurements_taken, problem.size());
   EXPECT_EQ(
       std::set<std::size_t>(problem.measured_ids().begin(), problem.measured_ids().end()).size(),
       problem.size());
   EXPECT_EQ(problem.measured_ids().size(), problem.size());
-  EXPECT_EQ(r.summary.stop_reason, StopReason::space_exhausted);
+  EXPECT_EQ(r.summary.stop_reason, StopReason::kSpaceExhausted);
   EXPECT_DOUBLE_EQ(testing::hv_fraction(r, problem), 1.0);
   // The frontier is the Pareto set: no measured point dominates a frontier point.
   for (std::size_t id : r.frontier_total) {
@@ -58,13 +58,13 @@ TEST(Search, ExhaustiveMeasuresEveryConfigOnce) {
 
 TEST(Search, RandomIsWithoutReplacementAndSeeded) {
   SyntheticProblem problem(large_shape());
-  SearchOptions options = with(Strategy::random, 5);
+  SearchOptions options = with(Strategy::kRandom, 5);
   options.budget = 100;
   const SearchResult a = run_search(problem, options);
   EXPECT_EQ(a.measured.size(), 100u);
   const auto ids = ids_of(a);
   EXPECT_EQ(std::set<std::size_t>(ids.begin(), ids.end()).size(), 100u);
-  EXPECT_EQ(a.summary.stop_reason, StopReason::budget);
+  EXPECT_EQ(a.summary.stop_reason, StopReason::kBudget);
   SyntheticProblem again(large_shape());
   EXPECT_EQ(ids_of(run_search(again, options)), ids);
   options.seed = 6;
@@ -74,7 +74,8 @@ TEST(Search, RandomIsWithoutReplacementAndSeeded) {
 
 TEST(Search, ZeroBudgetIsAnError) {
   SyntheticProblem problem(small_shape());
-  for (Strategy s : {Strategy::exhaustive, Strategy::random, Strategy::paper, Strategy::kareus}) {
+  for (Strategy s :
+       {Strategy::kExhaustive, Strategy::kRandom, Strategy::kPaper, Strategy::kKareus}) {
     SearchOptions options = with(s);
     options.budget = 0;
     try {
@@ -88,24 +89,25 @@ TEST(Search, ZeroBudgetIsAnError) {
 }
 
 TEST(Search, BudgetCapsEveryStrategy) {
-  for (Strategy s : {Strategy::exhaustive, Strategy::random, Strategy::paper, Strategy::kareus}) {
+  for (Strategy s :
+       {Strategy::kExhaustive, Strategy::kRandom, Strategy::kPaper, Strategy::kKareus}) {
     SyntheticProblem problem(large_shape());
     SearchOptions options = with(s);
     options.budget = 30;
     const SearchResult r = run_search(problem, options);
     EXPECT_EQ(r.measured.size(), 30u) << to_string(s);
-    EXPECT_EQ(r.summary.stop_reason, StopReason::budget) << to_string(s);
+    EXPECT_EQ(r.summary.stop_reason, StopReason::kBudget) << to_string(s);
   }
 }
 
 TEST(Search, ParseStrategy) {
-  EXPECT_EQ(parse_strategy("paper"), Strategy::paper);
+  EXPECT_EQ(parse_strategy("paper"), Strategy::kPaper);
   EXPECT_THROW(parse_strategy("bayes"), Error);
 }
 
 TEST(Search, PaperFollowsTheArtifactPlan) {
   SyntheticProblem problem(large_shape());
-  const SearchResult r = run_search(problem, with(Strategy::paper, 3));
+  const SearchResult r = run_search(problem, with(Strategy::kPaper, 3));
   std::map<std::size_t, std::map<std::string, int>> by_batch;
   for (const auto& p : r.measured) ++by_batch[p.batch][p.selected_by];
   EXPECT_EQ(by_batch[0], (std::map<std::string, int>{{"initial", 96}}));
@@ -115,13 +117,13 @@ TEST(Search, PaperFollowsTheArtifactPlan) {
     EXPECT_EQ(by_batch[b]["fastest"], 6);
     EXPECT_EQ(by_batch[b]["uncertainty"], 7);
   }
-  if (r.summary.stop_reason == StopReason::batches_done) {
+  if (r.summary.stop_reason == StopReason::kBatchesDone) {
     EXPECT_EQ(r.measured.size(), 96u + 4 * 32);
   } else {
-    EXPECT_EQ(r.summary.stop_reason, StopReason::converged);
+    EXPECT_EQ(r.summary.stop_reason, StopReason::kConverged);
   }
   SyntheticProblem again(large_shape());
-  EXPECT_EQ(ids_of(run_search(again, with(Strategy::paper, 3))), ids_of(r));
+  EXPECT_EQ(ids_of(run_search(again, with(Strategy::kPaper, 3))), ids_of(r));
 }
 
 // 120 configurations on one feature (the id, shifted for the upper half). Ids 0-59 are slow and
@@ -160,7 +162,7 @@ class TwoRegionProblem : public Problem {
 TEST(Search, PaperPicksFollowTheSurrogate) {
   for (std::uint64_t seed : {1, 2, 3}) {
     TwoRegionProblem problem;
-    const SearchResult r = run_search(problem, with(Strategy::paper, seed));
+    const SearchResult r = run_search(problem, with(Strategy::kPaper, seed));
     std::set<std::size_t> measured_before;
     for (const auto& p : r.measured)
       if (p.batch == 0) measured_before.insert(p.id);
@@ -197,8 +199,8 @@ class FlatProblem : public testing::SyntheticProblem {
 
 TEST(Search, PaperStopsEarlyWhenTheHypervolumeStalls) {
   FlatProblem problem(large_shape());
-  const SearchResult r = run_search(problem, with(Strategy::paper, 1));
-  EXPECT_EQ(r.summary.stop_reason, StopReason::converged);
+  const SearchResult r = run_search(problem, with(Strategy::kPaper, 1));
+  EXPECT_EQ(r.summary.stop_reason, StopReason::kConverged);
   EXPECT_EQ(r.summary.batches, 3u);
   EXPECT_EQ(r.measured.size(), 96u + 2 * 32);
 }
@@ -206,13 +208,13 @@ TEST(Search, PaperStopsEarlyWhenTheHypervolumeStalls) {
 TEST(Search, KareusIsDeterministicUnderASeed) {
   SyntheticProblem a(large_shape());
   SyntheticProblem b(large_shape());
-  EXPECT_EQ(ids_of(run_search(a, with(Strategy::kareus, 9))),
-            ids_of(run_search(b, with(Strategy::kareus, 9))));
+  EXPECT_EQ(ids_of(run_search(a, with(Strategy::kKareus, 9))),
+            ids_of(run_search(b, with(Strategy::kKareus, 9))));
 }
 
 TEST(Search, SummaryPrintsItself) {
   SyntheticProblem problem(small_shape());
-  SearchOptions options = with(Strategy::random, 1);
+  SearchOptions options = with(Strategy::kRandom, 1);
   options.budget = 20;
   std::vector<SearchProgress> reports;
   options.on_progress = [&](const SearchProgress& p) { reports.push_back(p); };

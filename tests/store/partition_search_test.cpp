@@ -26,7 +26,7 @@ TEST(PartitionSearch, SecondRunReusesEveryMeasurement) {
   const auto path = temp_db("reuse");
   Store db(path);
   PartitionSearchOptions options;
-  options.search.strategy = search::Strategy::kareus;
+  options.search.strategy = search::Strategy::kKareus;
   options.search.seed = 3;
   options.store = &db;
   executor::EmulatorExecutor first{emulator::Emulator(w.gpu)};
@@ -54,7 +54,7 @@ TEST(PartitionSearch, FrontierIsParetoAndCarriesConfigs) {
   const auto w = testing::llama3b(8, 1);
   executor::EmulatorExecutor ex{emulator::Emulator(w.gpu)};
   PartitionSearchOptions options;
-  options.search.strategy = search::Strategy::random;
+  options.search.strategy = search::Strategy::kRandom;
   options.search.budget = 30;
   const PartitionSearchResult r = search_partition(w, find_partition(w, "fwd_mlp"), ex, options);
   ASSERT_EQ(r.measured.size(), 30u);

@@ -120,7 +120,7 @@ TEST_F(StoreTest, StoredProblemMeasuresOnlyWhatIsMissing) {
 
   // A second search over the same scope reuses everything the first one measured.
   search::SearchOptions options;
-  options.strategy = search::Strategy::exhaustive;
+  options.strategy = search::Strategy::kExhaustive;
   StoredProblem stored(problem, store, kScope);
   const auto result = search::run_search(stored, options);
   EXPECT_EQ(result.summary.measurements_reused, 3u);

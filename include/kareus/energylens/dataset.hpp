@@ -47,12 +47,12 @@ struct Dataset {
   double energy_j(std::size_t i) const { return samples[i].energy->value(); }
 };
 
-enum class EnergyColumn { required, optional };
+enum class EnergyColumn { kRequired, kOptional };
 
 Dataset parse_dataset(std::string_view text, std::string source_name,
-                      EnergyColumn energy = EnergyColumn::required);
+                      EnergyColumn energy = EnergyColumn::kRequired);
 Dataset read_dataset(const std::filesystem::path& path,
-                     EnergyColumn energy = EnergyColumn::required);
+                     EnergyColumn energy = EnergyColumn::kRequired);
 std::string dataset_to_csv(const Dataset& data);
 
 // Indices of the rows of each scenario, scenarios in order of first appearance.

@@ -27,13 +27,13 @@
 
 namespace kareus::energylens {
 
-enum class Loss { relative, log };  // mean squared relative error, or mean squared log error
+enum class Loss { kRelative, kLog };  // mean squared relative error, or mean squared log error
 
 Loss parse_loss(std::string_view text);
 std::string_view loss_name(Loss loss);
 
 struct FitOptions {
-  Loss loss = Loss::relative;
+  Loss loss = Loss::kRelative;
   int restarts = 8;  // the first start is fixed, the others are drawn from `seed`
   std::uint64_t seed = 1;
   int max_iterations = 300;
@@ -59,7 +59,7 @@ std::string scale_group_key(const Sample& s, const std::vector<std::string>& sca
 
 struct EnergyModel {
   Params params{};
-  Loss loss = Loss::relative;
+  Loss loss = Loss::kRelative;
   std::vector<std::string> scale_by;
   bool descriptors = false;
   // Exponents of the scale term, one per ScaleTerm (empty without descriptors); the scale

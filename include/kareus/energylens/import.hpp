@@ -12,7 +12,7 @@
 
 namespace kareus::energylens {
 
-enum class ImportFormat { mlenergy_v2, tokenpowerbench };
+enum class ImportFormat { kMlenergyV2, kTokenpowerbench };
 
 ImportFormat parse_import_format(std::string_view text);
 

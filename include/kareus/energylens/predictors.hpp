@@ -23,7 +23,7 @@ class Predictor {
 
 std::unique_ptr<Predictor> make_energylens(const FitOptions& options);
 
-enum class TreeKind { random_forest, gradient_boosting };
+enum class TreeKind { kRandomForest, kGradientBoosting };
 // Trees see tp, pp, batch, tokens and the scale group (model/GPU) as a categorical code, the
 // same information EnergyLens gets; they are trained on log energy so that relative errors
 // count as in the other models.

@@ -19,22 +19,22 @@ namespace kareus::energylens {
 // The row's configuration, and (with DiscoverOptions::descriptors) its model and GPU
 // descriptors as in Sample::descriptors.
 enum class Var : std::uint8_t {
-  tp,
-  pp,
-  batch,
-  input_tokens,
-  output_tokens,
-  params_b,
-  active_params_b,
-  kv_mb_per_token,
-  w_per_gbps
+  kTp,
+  kPp,
+  kBatch,
+  kInputTokens,
+  kOutputTokens,
+  kParamsB,
+  kActiveParamsB,
+  kKvMbPerToken,
+  kWPerGbps
 };
 std::string_view var_name(Var v);
 
 struct ExprNode {
-  enum class Op : std::uint8_t { constant, variable, add, sub, mul, div, pow, log } op;
+  enum class Op : std::uint8_t { kConstant, kVariable, kAdd, kSub, kMul, kDiv, kPow, kLog } op;
   double value = 0.0;  // for constant
-  Var var = Var::tp;   // for variable
+  Var var = Var::kTp;  // for variable
 };
 
 // A tree in prefix order.

@@ -13,13 +13,13 @@
 
 namespace kareus::kernel_dvfs {
 
-enum class Pass { forward, backward, unknown };
+enum class Pass { kForward, kBackward, kUnknown };
 
 std::string_view to_string(Pass pass);
 
 struct KernelProfile {
   std::string name;
-  Pass pass = Pass::unknown;
+  Pass pass = Pass::kUnknown;
   // Indexed like KernelSequence::clocks.
   std::vector<Seconds> time;
   std::vector<Joules> energy;

@@ -14,11 +14,11 @@
 
 namespace kareus::kernel_dvfs {
 
-enum class Reference { max_clock, governor };
+enum class Reference { kMaxClock, kGovernor };
 
 struct StudyOptions {
   std::vector<double> slowdowns{0.006};  // fractions of the reference time
-  Reference reference = Reference::max_clock;
+  Reference reference = Reference::kMaxClock;
   // Enables the default-governor baseline: the firmware keeps each kernel at the highest clock
   // whose average power fits under this limit.
   std::optional<Watts> power_limit;

@@ -17,7 +17,7 @@ namespace kareus::kernel_dvfs {
 
 struct TraceKernel {
   std::string name;
-  Pass pass = Pass::unknown;
+  Pass pass = Pass::kUnknown;
   Seconds start;
   Seconds duration;
 };

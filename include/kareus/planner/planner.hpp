@@ -65,7 +65,7 @@ using ExecutorFactory =
 
 struct PlanOptions {
   std::vector<Method> methods = default_methods();
-  search::Strategy strategy = search::Strategy::kareus;  // for Method::kKareus
+  search::Strategy strategy = search::Strategy::kKareus;  // for Method::kKareus
   std::uint64_t seed = 0;
   store::Store* store = nullptr;
   double noise_sigma = 0.0;

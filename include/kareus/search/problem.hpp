@@ -25,7 +25,7 @@ struct Measurement {
 };
 
 // Partition size class by number of compute ops: 1 small, 2-3 medium, more large (paper App. C).
-enum class SizeClass { small, medium, large };
+enum class SizeClass { kSmall, kMedium, kLarge };
 SizeClass size_class_of(std::size_t compute_ops);
 const char* to_string(SizeClass size_class);
 

@@ -15,19 +15,19 @@
 namespace kareus::search {
 
 enum class Strategy {
-  exhaustive,  // every configuration: the ground truth
-  random,      // uniform without replacement
-  paper,       // the artifact's multi-pass MBO
-  kareus,      // ours (see kareus_mbo.cpp)
+  kExhaustive,  // every configuration: the ground truth
+  kRandom,      // uniform without replacement
+  kPaper,       // the artifact's multi-pass MBO
+  kKareus,      // ours (see kareus_mbo.cpp)
 };
 Strategy parse_strategy(std::string_view name);
 const char* to_string(Strategy strategy);
 
 enum class StopReason {
-  space_exhausted,  // every configuration is measured
-  budget,           // the --budget cap was reached
-  batches_done,     // the strategy's planned batches are done
-  converged,        // the strategy's convergence test fired
+  kSpaceExhausted,  // every configuration is measured
+  kBudget,          // the --budget cap was reached
+  kBatchesDone,     // the strategy's planned batches are done
+  kConverged,       // the strategy's convergence test fired
 };
 const char* to_string(StopReason reason);
 
@@ -40,7 +40,7 @@ struct SearchProgress {
 };
 
 struct SearchOptions {
-  Strategy strategy = Strategy::kareus;
+  Strategy strategy = Strategy::kKareus;
   std::uint64_t seed = 0;
   // Caps the number of measurements for any strategy; must be at least 1 when set.
   std::optional<std::size_t> budget;
@@ -57,7 +57,7 @@ struct MeasuredPoint {
 };
 
 struct SearchSummary {
-  Strategy strategy = Strategy::kareus;
+  Strategy strategy = Strategy::kKareus;
   std::size_t configurations = 0;
   std::size_t measurements_taken = 0;
   std::size_t measurements_reused = 0;
@@ -67,7 +67,7 @@ struct SearchSummary {
   double hypervolume = 0.0;
   // GPU time spent on measurements taken by this run (reused ones cost nothing again).
   double gpu_hours = 0.0;
-  StopReason stop_reason = StopReason::space_exhausted;
+  StopReason stop_reason = StopReason::kSpaceExhausted;
 
   std::size_t measurements() const { return measurements_taken + measurements_reused; }
   std::string to_string() const;
