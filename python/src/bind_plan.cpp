@@ -8,6 +8,8 @@
 #include "bindings.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/planner/planner.hpp"
+#include "kareus/planner/request.hpp"
+#include "kareus/planner/summary.hpp"
 #include "kareus/workload/workload.hpp"
 
 namespace kareus::python {
@@ -40,20 +42,18 @@ planner::PlanResult run_plan(const workload::Workload& w,
                              const std::string& strategy, std::uint64_t seed,
                              const std::optional<std::filesystem::path>& store_path,
                              double noise_sigma, double unit_time_s) {
-  planner::PlanOptions opt;
+  planner::PlanRequest request;
+  request.where = "kareus.plan";
   if (methods) {
-    require(!methods->empty(), "kareus.plan", "methods", "[]", "give at least one method");
-    opt.methods.clear();
-    for (const auto& name : *methods) opt.methods.push_back(planner::parse_method(name));
+    request.methods.clear();
+    for (const auto& name : *methods) request.methods.push_back(planner::parse_method(name));
   }
-  opt.strategy = search::parse_strategy(strategy);
-  opt.seed = seed;
-  require(noise_sigma >= 0 && noise_sigma < 0.5, "kareus.plan", "noise_sigma",
-          format_number(noise_sigma), "must be in [0, 0.5)");
-  opt.noise_sigma = noise_sigma;
-  require(unit_time_s > 0, "kareus.plan", "unit_time_s", format_number(unit_time_s),
-          "must be positive");
-  opt.unit_time = Seconds(unit_time_s);
+  request.strategy = search::parse_strategy(strategy);
+  request.seed = seed;
+  request.noise_sigma = noise_sigma;
+  request.unit_time = Seconds(unit_time_s);
+  request.check(w);
+  planner::PlanOptions opt = request.options();
   std::unique_ptr<store::Store> db;
   if (store_path) {
     db = std::make_unique<store::Store>(*store_path);
@@ -159,6 +159,10 @@ void bind_plan(py::module_& m) {
                              })
       .def("__getitem__", &method_of, py::return_value_policy::reference_internal,
            py::arg("method"))
+      .def(
+          "to_dict", [](const planner::PlanResult& r) { return to_python(planner::to_json(r)); },
+          "The plan as summary.json of `kareus plan` has it: workload and, per method, the "
+          "frontier, its ends, measurements and metrics.")
       .def(
           "metrics",
           [](const planner::PlanResult& r, const std::string& method) {

@@ -1,24 +1,13 @@
 // Planning through the C API: a workload struct or file in, a kareus_plan handle out.
 #include <cmath>
-#include <sstream>
 
 #include "handles.hpp"
+#include "kareus/planner/request.hpp"
 #include "kareus/workload/workload.hpp"
 #include "status.hpp"
 
 namespace kareus::capi {
 namespace {
-
-std::vector<planner::Method> parse_methods(const char* text) {
-  if (!text) return planner::default_methods();
-  std::vector<planner::Method> out;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(planner::parse_method(item));
-  if (out.empty())
-    throw Error::invalid("plan options", "methods", text, "give at least one method");
-  return out;
-}
 
 workload::WorkloadRequest request_of(const kareus_workload& w) {
   workload::WorkloadRequest r;
@@ -46,16 +35,15 @@ kareus_plan* run_plan(const workload::Workload& w, const kareus_plan_options* op
   kareus_plan_options o;
   kareus_plan_options_init(&o);
   if (options) o = *options;
-  planner::PlanOptions opt;
-  opt.methods = parse_methods(o.methods);
-  opt.strategy = search::parse_strategy(o.strategy ? o.strategy : "kareus");
-  opt.seed = o.seed;
-  require(o.noise_sigma >= 0 && o.noise_sigma < 0.5, "plan options", "noise_sigma",
-          format_number(o.noise_sigma), "must be in [0, 0.5)");
-  opt.noise_sigma = o.noise_sigma;
-  require(o.unit_time_s > 0, "plan options", "unit_time_s", format_number(o.unit_time_s),
-          "must be positive");
-  opt.unit_time = Seconds(o.unit_time_s);
+  planner::PlanRequest request;
+  request.where = "plan options";
+  if (o.methods) request.methods = planner::parse_methods(o.methods);
+  request.strategy = search::parse_strategy(o.strategy ? o.strategy : "kareus");
+  request.seed = o.seed;
+  request.noise_sigma = o.noise_sigma;
+  request.unit_time = Seconds(o.unit_time_s);
+  request.check(w);
+  planner::PlanOptions opt = request.options();
   std::unique_ptr<store::Store> db;
   if (o.store_path) {
     db = std::make_unique<store::Store>(o.store_path);

@@ -8,6 +8,7 @@
 #include "kareus/core/error.hpp"
 #include "kareus/executor/executor.hpp"
 #include "kareus/executor/iteration.hpp"
+#include "kareus/planner/request.hpp"
 
 namespace kareus::planner {
 
@@ -212,7 +213,7 @@ std::unique_ptr<executor::Executor> default_executor(const workload::Workload& w
 }
 
 PlanResult plan(const workload::Workload& w, const PlanOptions& options) {
-  if (options.methods.empty()) throw Error("no planning method given");
+  check_options(options, w);
   const emulator::Emulator emu(w.gpu);
   // Work outside the instructions is the same for every method, at the maximum clock, as
   // `kareus simulate` runs it.

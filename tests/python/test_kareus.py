@@ -86,6 +86,12 @@ def test_metrics_name_missing_baselines_none(workload, planned):
     assert set(metrics) == {"max_throughput_time_reduction", "max_throughput_energy_reduction",
                             "iso_time_energy_reduction", "iso_energy_time_reduction"}
     assert all(isinstance(v, float) for v in metrics.values())
+    as_dict = planned.to_dict()
+    assert set(as_dict["methods"]) == set(planned.methods)
+    kareus_dict = as_dict["methods"]["kareus"]
+    assert kareus_dict["frontier_size"] == len(planned["kareus"].frontier)
+    assert kareus_dict["max_throughput"]["time_s"] == planned["kareus"].fastest().time_s
+    assert kareus_dict["metrics"] == metrics
     alone = kareus.plan(workload, methods=["kareus"], seed=3)
     assert all(v is None for v in alone.metrics("kareus").values())
     with pytest.raises(kareus.Error, match="at least one method"):

@@ -1,0 +1,23 @@
+// What `kareus plan` writes: the plan's files (frontier CSVs, schedule.json, summary.json,
+// partitions.json) and the table a person reads.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "kareus/planner/summary.hpp"
+#include "kareus/schedule/schedule.hpp"
+
+namespace kareus::cli {
+
+// frontier_<method>.csv per method, schedule.json, summary.json and partitions.json, each
+// written atomically.
+void write_plan_files(const std::filesystem::path& dir, const planner::PlanResult& result,
+                      const planner::PlanChoice& choice, const Schedule& schedule,
+                      const Json& summary);
+
+// The workload line, the methods side by side and the selected point.
+std::string plan_table(const planner::PlanResult& result, const planner::PlanRequest& request,
+                       const planner::PlanChoice& choice);
+
+}  // namespace kareus::cli

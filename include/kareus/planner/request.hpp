@@ -1,0 +1,80 @@
+// One checked planning request: what a front end (the CLI, Python, the C API) gathers from its
+// user, validated here and nowhere else, then turned into PlanOptions. Each front end only
+// translates its flags or arguments into a PlanRequest and says how it spells each field, so that
+// a refusal names the flag or argument the user actually typed.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kareus/core/json.hpp"
+#include "kareus/hardware/clock_switch.hpp"
+#include "kareus/planner/enforceable.hpp"
+#include "kareus/planner/planner.hpp"
+
+namespace kareus::planner {
+
+enum class SelectionRule { kMaxThroughput, kDeadline, kEnergyBudget };
+const char* to_string(SelectionRule rule);
+
+struct Selection {
+  SelectionRule rule = SelectionRule::kMaxThroughput;
+  double bound = 0;  // seconds for a deadline, joules for an energy budget
+
+  // "max-throughput", "deadline 5.5 s", "energy budget 9000 J".
+  std::string describe() const;
+};
+
+// The point `selection` picks on `m`'s frontier; throws Error when none qualifies.
+const IterationPoint& select(const MethodResult& m, const Selection& selection);
+
+// How a front end spells a field in its messages, and the factor from the library's unit to the
+// one its user types (1000 for a duration given in milliseconds).
+struct FieldSpelling {
+  std::string name;
+  double scale = 1.0;
+};
+
+struct PlanRequest {
+  std::vector<Method> methods = default_methods();
+  search::Strategy strategy = search::Strategy::kKareus;  // for Method::kKareus
+  std::uint64_t seed = 0;
+  double noise_sigma = 0.0;
+  Seconds unit_time = milliseconds(1);
+  ClockGranularity clock_granularity = ClockGranularity::kInstruction;
+  Seconds switch_latency = kDefaultSwitchLatency;
+  Selection selection;
+  Enforceable enforceable = Enforceable::kAll;
+
+  // Named at the front of every message ("command line", "kareus.plan", "plan options").
+  std::string where = "plan request";
+  // Keyed by the library's field names (those of to_json); a field not listed is spelt as is.
+  std::map<std::string, FieldSpelling> spellings;
+
+  // Throws kareus::Error naming the field as spelt, its value and what is allowed, before
+  // anything is planned: every method is known and one at least given, noise in [0, 0.5), a
+  // positive time unit, a finite switch latency >= 0, a positive deadline or budget, and a
+  // workload the nanobatch methods can split.
+  void check(const workload::Workload& w) const;
+
+  // The planner's options (no store, progress or executor: those belong to the caller).
+  PlanOptions options() const;
+
+  Json to_json() const;
+  // Reads what to_json writes; fields left out keep their defaults, unknown fields are refused.
+  static PlanRequest from_json(const JsonValue& value);
+};
+
+// "megatron,perseus" -> methods; empty items are skipped, unknown names refused.
+std::vector<Method> parse_methods(std::string_view comma_separated);
+
+// What PlanRequest::check checks of the options alone, with the library's field names; plan()
+// calls it, so a caller that builds PlanOptions by hand is held to the same rules.
+void check_options(const PlanOptions& options, const workload::Workload& w,
+                   std::string_view where = "plan options",
+                   const std::map<std::string, FieldSpelling>& spellings = {});
+
+}  // namespace kareus::planner

@@ -1,0 +1,30 @@
+// The JSON form of a plan, one for every front end: `kareus plan` writes it as summary.json and
+// prints it with --json, Python returns it from PlanResult.to_dict(). docs/plan.md lists the
+// fields.
+#pragma once
+
+#include "kareus/core/json.hpp"
+#include "kareus/planner/request.hpp"
+
+namespace kareus::planner {
+
+Json to_json(const IterationPoint& point);
+Json to_json(const Metrics& metrics);  // a reduction that has no baseline is null
+
+// {"workload": ..., "methods": {name: {frontier, ten_point_frontier, max_throughput, min_energy,
+// frontier_size, measurements, measurements_reused, profiling_gpu_hours, metrics}}}.
+Json to_json(const PlanResult& result);
+
+// What was chosen and why, and where the figures came from.
+struct PlanChoice {
+  Method method = Method::kKareus;
+  Selection selection;
+  const IterationPoint* point = nullptr;
+};
+
+// to_json(result) plus the chosen method's metrics, the clock granularity, the selection and
+// `provenance` (version, executor, store, noise, seed).
+Json plan_summary(const PlanResult& result, const PlanRequest& request, const PlanChoice& choice,
+                  const Json& provenance);
+
+}  // namespace kareus::planner

@@ -1,0 +1,196 @@
+#include "kareus/planner/request.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "kareus/core/error.hpp"
+#include "kareus/partition/partition.hpp"
+
+namespace kareus::planner {
+namespace {
+
+// Checks a field as its front end spells it: the name the user typed and the value in the unit
+// they typed it in.
+class FieldCheck {
+ public:
+  FieldCheck(std::string_view where, const std::map<std::string, FieldSpelling>& spellings)
+      : where_(where), spellings_(spellings) {}
+
+  void number(bool ok, const std::string& field, double value, std::string_view allowed) const {
+    const auto it = spellings_.find(field);
+    const FieldSpelling spelt = it != spellings_.end() ? it->second : FieldSpelling{field, 1.0};
+    require(ok, where_, spelt.name, format_number(value * spelt.scale), allowed);
+  }
+
+  void text(bool ok, const std::string& field, std::string_view value,
+            std::string_view allowed) const {
+    const auto it = spellings_.find(field);
+    require(ok, where_, it != spellings_.end() ? it->second.name : field, value, allowed);
+  }
+
+  std::string_view where() const { return where_; }
+
+ private:
+  std::string_view where_;
+  const std::map<std::string, FieldSpelling>& spellings_;
+};
+
+bool uses_nanobatches(const std::vector<Method>& methods) {
+  return std::any_of(methods.begin(), methods.end(),
+                     [](Method m) { return m != Method::kMegatron && m != Method::kPerseus; });
+}
+
+std::string method_list(const std::vector<Method>& methods) {
+  std::string text;
+  for (const auto m : methods) text += (text.empty() ? "" : ",") + std::string(to_string(m));
+  return text;
+}
+
+void check_with(const PlanOptions& o, const workload::Workload& w, const FieldCheck& c) {
+  c.text(!o.methods.empty(), "methods", method_list(o.methods), "give at least one method");
+  c.number(o.noise_sigma >= 0 && o.noise_sigma < 0.5, "noise_sigma", o.noise_sigma,
+           "must be in [0, 0.5)");
+  c.number(o.unit_time.value() > 0 && std::isfinite(o.unit_time.value()), "unit_time_s",
+           o.unit_time.value(), "must be positive");
+  const double latency = o.partition_clocks.switch_latency.value();
+  c.number(std::isfinite(latency) && latency >= 0, "switch_latency_s", latency,
+           "must be a finite duration >= 0");
+  if (uses_nanobatches(o.methods)) partition::require_nanobatch_split(w, std::string(c.where()));
+}
+
+}  // namespace
+
+const char* to_string(SelectionRule rule) {
+  switch (rule) {
+    case SelectionRule::kMaxThroughput:
+      return "max-throughput";
+    case SelectionRule::kDeadline:
+      return "deadline";
+    case SelectionRule::kEnergyBudget:
+      return "energy-budget";
+  }
+  return "?";
+}
+
+std::string Selection::describe() const {
+  switch (rule) {
+    case SelectionRule::kDeadline:
+      return fmt::format("deadline {:g} s", bound);
+    case SelectionRule::kEnergyBudget:
+      return fmt::format("energy budget {:g} J", bound);
+    case SelectionRule::kMaxThroughput:
+      break;
+  }
+  return "max-throughput";
+}
+
+const IterationPoint& select(const MethodResult& m, const Selection& selection) {
+  switch (selection.rule) {
+    case SelectionRule::kDeadline:
+      return select_by_deadline(m, Seconds(selection.bound));
+    case SelectionRule::kEnergyBudget:
+      return select_by_energy_budget(m, Joules(selection.bound));
+    case SelectionRule::kMaxThroughput:
+      break;
+  }
+  return select_max_throughput(m);
+}
+
+std::vector<Method> parse_methods(std::string_view comma_separated) {
+  std::vector<Method> out;
+  std::size_t start = 0;
+  while (start <= comma_separated.size()) {
+    const std::size_t end = std::min(comma_separated.find(',', start), comma_separated.size());
+    const std::string item(comma_separated.substr(start, end - start));
+    if (!item.empty()) out.push_back(parse_method(item));
+    start = end + 1;
+  }
+  return out;
+}
+
+void check_options(const PlanOptions& options, const workload::Workload& w, std::string_view where,
+                   const std::map<std::string, FieldSpelling>& spellings) {
+  check_with(options, w, FieldCheck(where, spellings));
+}
+
+void PlanRequest::check(const workload::Workload& w) const {
+  const FieldCheck c(where, spellings);
+  check_with(options(), w, c);
+  // Checked before planning, which can take minutes, rather than when selecting.
+  if (selection.rule == SelectionRule::kDeadline)
+    c.number(selection.bound > 0 && std::isfinite(selection.bound), "deadline_s", selection.bound,
+             "must be a positive number of seconds");
+  if (selection.rule == SelectionRule::kEnergyBudget)
+    c.number(selection.bound > 0 && std::isfinite(selection.bound), "energy_budget_j",
+             selection.bound, "must be a positive number of joules");
+}
+
+PlanOptions PlanRequest::options() const {
+  PlanOptions o;
+  o.methods = methods;
+  o.strategy = strategy;
+  o.seed = seed;
+  o.noise_sigma = noise_sigma;
+  o.unit_time = unit_time;
+  o.clock_granularity = clock_granularity;
+  o.partition_clocks.switch_latency = switch_latency;
+  return o;
+}
+
+Json PlanRequest::to_json() const {
+  Json names = Json::array();
+  for (const auto m : methods) names.push_back(planner::to_string(m));
+  Json j{{"methods", names},
+         {"strategy", search::to_string(strategy)},
+         {"seed", seed},
+         {"noise_sigma", noise_sigma},
+         {"unit_time_s", unit_time.value()},
+         {"clock_granularity", planner::to_string(clock_granularity)},
+         {"switch_latency_s", switch_latency.value()},
+         {"enforceable", planner::to_string(enforceable)}};
+  if (selection.rule == SelectionRule::kDeadline) j["deadline_s"] = selection.bound;
+  if (selection.rule == SelectionRule::kEnergyBudget) j["energy_budget_j"] = selection.bound;
+  return j;
+}
+
+PlanRequest PlanRequest::from_json(const JsonValue& value) {
+  static const std::set<std::string> known{
+      "methods",           "strategy",         "seed",        "noise_sigma", "unit_time_s",
+      "clock_granularity", "switch_latency_s", "enforceable", "deadline_s",  "energy_budget_j"};
+  for (const auto& key : value.keys())
+    require(known.contains(key), value.source(), value.pointer() + "/" + key, "(unknown field)",
+            "allowed: methods, strategy, seed, noise_sigma, unit_time_s, clock_granularity, "
+            "switch_latency_s, enforceable, deadline_s, energy_budget_j");
+  PlanRequest r;
+  r.where = value.source();
+  if (const auto m = value.find("methods")) {
+    r.methods.clear();
+    for (std::size_t i = 0; i < m->size(); ++i)
+      r.methods.push_back(parse_method(m->at(i).as_string()));
+  }
+  if (const auto s = value.find("strategy")) r.strategy = search::parse_strategy(s->as_string());
+  if (const auto s = value.find("seed")) {
+    const std::int64_t seed = s->as_integer();
+    require(seed >= 0, value.source(), value.pointer() + "/seed", std::to_string(seed),
+            "must be a non-negative integer");
+    r.seed = static_cast<std::uint64_t>(seed);
+  }
+  r.noise_sigma = value.number_or("noise_sigma", r.noise_sigma);
+  r.unit_time = Seconds(value.number_or("unit_time_s", r.unit_time.value()));
+  if (const auto g = value.find("clock_granularity"))
+    r.clock_granularity = parse_clock_granularity(g->as_string());
+  r.switch_latency = Seconds(value.number_or("switch_latency_s", r.switch_latency.value()));
+  if (const auto e = value.find("enforceable")) r.enforceable = parse_enforceable(e->as_string());
+  const bool deadline = value.contains("deadline_s");
+  const bool budget = value.contains("energy_budget_j");
+  require(!(deadline && budget), value.source(), value.pointer() + "/deadline_s", "given",
+          "give a deadline or an energy budget, not both");
+  if (deadline) r.selection = {SelectionRule::kDeadline, value.number("deadline_s")};
+  if (budget) r.selection = {SelectionRule::kEnergyBudget, value.number("energy_budget_j")};
+  return r;
+}
+
+}  // namespace kareus::planner

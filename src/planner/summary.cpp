@@ -1,0 +1,53 @@
+#include "kareus/planner/summary.hpp"
+
+namespace kareus::planner {
+
+Json to_json(const IterationPoint& p) {
+  return {{"time_s", p.time.value()},
+          {"energy_j", p.energy.value()},
+          {"dynamic_energy_j", p.dynamic_energy.value()},
+          {"plan", p.plan}};
+}
+
+Json to_json(const Metrics& m) {
+  auto opt = [](const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); };
+  return {{"max_throughput_time_reduction", opt(m.max_throughput_time_reduction)},
+          {"max_throughput_energy_reduction", opt(m.max_throughput_energy_reduction)},
+          {"iso_time_energy_reduction", opt(m.iso_time_energy_reduction)},
+          {"iso_energy_time_reduction", opt(m.iso_energy_time_reduction)}};
+}
+
+Json to_json(const PlanResult& result) {
+  Json methods = Json::object();
+  for (const auto& [m, r] : result.methods) {
+    Json frontier = Json::array();
+    for (const auto& p : r.frontier) frontier.push_back(to_json(p));
+    Json ten = Json::array();
+    for (const auto& p : ten_point_frontier(r)) ten.push_back(to_json(p));
+    methods[to_string(m)] = {{"frontier", frontier},
+                             {"ten_point_frontier", ten},
+                             {"max_throughput", to_json(r.fastest())},
+                             {"min_energy", to_json(r.min_energy())},
+                             {"frontier_size", r.frontier.size()},
+                             {"measurements", r.measurements},
+                             {"measurements_reused", r.measurements_reused},
+                             {"profiling_gpu_hours", r.profiling_gpu_hours},
+                             {"metrics", to_json(result.metrics.at(m))}};
+  }
+  return {{"workload", result.workload.to_json()}, {"methods", methods}};
+}
+
+Json plan_summary(const PlanResult& result, const PlanRequest& request, const PlanChoice& choice,
+                  const Json& provenance) {
+  Json summary = to_json(result);
+  summary["metrics"] = to_json(result.metrics.at(choice.method));
+  summary["clock_granularity"] = {{"granularity", to_string(request.clock_granularity)},
+                                  {"switch_latency_s", request.switch_latency.value()}};
+  summary["provenance"] = provenance;
+  summary["selected"] = {{"method", to_string(choice.method)},
+                         {"rule", choice.selection.describe()},
+                         {"point", to_json(*choice.point)}};
+  return summary;
+}
+
+}  // namespace kareus::planner
