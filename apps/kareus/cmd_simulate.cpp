@@ -32,8 +32,7 @@ std::string format_report(const workload::Workload& w, const emulator::Iteration
       "{} execution, {}\n\n",
       w.model.name, r.gpus, w.gpu.name, w.parallelism.tp, w.parallelism.cp, w.parallelism.pp,
       w.parallelism.dp, w.parallelism.microbatches, w.parallelism.microbatch_size,
-      w.parallelism.sequence_length,
-      w.parallelism.recompute == workload::Recompute::kFull ? "full" : "none", execution,
+      w.parallelism.sequence_length, workload::to_string(w.parallelism.recompute), execution,
       clock_text);
   TextTable t({"figure", "whole job", "per GPU"});
   t.add_row({"iteration time (s)", fmt::format("{:.3f}", r.iteration_time.value()), ""});
@@ -82,12 +81,11 @@ Json to_json(const workload::Workload& w, const emulator::IterationResult& r,
            {"gradient_reduction_s", r.gradient_reduction_time.value()}};
   Json instr = Json::array();
   for (const auto& i : r.instructions) {
-    instr.push_back(
-        {{"stage", i.stage},
-         {"direction", i.direction == workload::Direction::kForward ? "forward" : "backward"},
-         {"time_s", i.run.time.value()},
-         {"dynamic_energy_j", i.run.dynamic_energy.value()},
-         {"average_clock_mhz", i.run.average_clock().value()}});
+    instr.push_back({{"stage", i.stage},
+                     {"direction", workload::to_string(i.direction)},
+                     {"time_s", i.run.time.value()},
+                     {"dynamic_energy_j", i.run.dynamic_energy.value()},
+                     {"average_clock_mhz", i.run.average_clock().value()}});
   }
   doc["instructions"] = instr;
   if (!r.kernels.empty()) {

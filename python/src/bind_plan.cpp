@@ -84,15 +84,14 @@ void bind_plan(py::module_& m) {
   const workload::Parallelism defaults;
   py::class_<workload::Workload>(m, "Workload",
                                  "A training job: model, GPU type and parallelism, validated.")
-      .def(
-          py::init(&make_workload), py::arg("model"), py::arg("gpu"), py::kw_only(),
-          py::arg("tp") = defaults.tp, py::arg("cp") = defaults.cp, py::arg("pp") = defaults.pp,
-          py::arg("dp") = defaults.dp, py::arg("microbatch_size") = defaults.microbatch_size,
-          py::arg("sequence_length") = defaults.sequence_length,
-          py::arg("microbatches") = defaults.microbatches,
-          py::arg("recompute") = defaults.recompute == workload::Recompute::kFull ? "full" : "none",
-          py::arg("layer_split") = defaults.layer_split,
-          py::arg("gpus_per_node") = defaults.gpus_per_node)
+      .def(py::init(&make_workload), py::arg("model"), py::arg("gpu"), py::kw_only(),
+           py::arg("tp") = defaults.tp, py::arg("cp") = defaults.cp, py::arg("pp") = defaults.pp,
+           py::arg("dp") = defaults.dp, py::arg("microbatch_size") = defaults.microbatch_size,
+           py::arg("sequence_length") = defaults.sequence_length,
+           py::arg("microbatches") = defaults.microbatches,
+           py::arg("recompute") = workload::to_string(defaults.recompute),
+           py::arg("layer_split") = defaults.layer_split,
+           py::arg("gpus_per_node") = defaults.gpus_per_node)
       .def_static(
           "from_file",
           [](const std::filesystem::path& path) {

@@ -74,7 +74,7 @@ KernelSequence emulate_layers(const workload::Workload& w, int layers,
       const int layer = pass == 0 ? l : layers - 1 - l;
       for (const Kernel& k : pass == 0 ? forward : backward) {
         KernelProfile profile{fmt::format("L{}/{}", layer, k.name),
-                              pass == 0 ? Pass::kForward : Pass::kBackward,
+                              pass == 0 ? Direction::kForward : Direction::kBackward,
                               {},
                               {}};
         price(emu, k, clocks, profile);
@@ -129,7 +129,7 @@ KernelSequence scale_trace(const TorchTrace& trace, MHz recorded, const GpuSpec&
     Kernel k;
     k.name = tk.name;
     k.kind = classify_kernel(tk.name);
-    k.backward = tk.pass == Pass::kBackward;
+    k.backward = tk.pass == Direction::kBackward;
     // One unit of work at the typical intensity; the emulator's time is linear in the amount of
     // work above the launch overhead, so one rescaling matches the traced duration.
     k.bytes = 1e9;

@@ -8,21 +8,13 @@
 
 namespace kareus::kernel_dvfs {
 
-std::string_view to_string(Pass pass) {
-  switch (pass) {
-    case Pass::kForward:
-      return "forward";
-    case Pass::kBackward:
-      return "backward";
-    case Pass::kUnknown:
-      break;
-  }
-  return "unknown";
+std::string_view pass_name(std::optional<Direction> pass) {
+  return pass ? workload::to_string(*pass) : "unknown";
 }
 
 bool KernelSequence::has_passes() const {
   for (const auto& k : kernels)
-    if (k.pass != Pass::kUnknown) return true;
+    if (k.pass != std::nullopt) return true;
   return false;
 }
 

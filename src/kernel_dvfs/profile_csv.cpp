@@ -18,16 +18,16 @@ std::string list_clocks(const std::set<double>& clocks) {
   return out + " MHz";
 }
 
-Pass parse_pass(const CsvRow& row) {
+std::optional<Direction> parse_pass(const CsvRow& row) {
   const auto text = row.optional_text("pass");
-  if (!text) return Pass::kUnknown;
-  if (*text == "forward") return Pass::kForward;
-  if (*text == "backward") return Pass::kBackward;
+  if (!text) return std::nullopt;
+  if (*text == "forward") return Direction::kForward;
+  if (*text == "backward") return Direction::kBackward;
   row.fail("pass", "expected forward, backward or empty");
 }
 
 struct Measured {
-  Pass pass = Pass::kUnknown;
+  std::optional<Direction> pass = std::nullopt;
   std::map<double, std::pair<Seconds, Joules>> at;
 };
 
@@ -47,7 +47,7 @@ KernelSequence from_table(const CsvTable& table,
     const double time = row.number("time_s");
     if (!(time > 0)) row.fail("time_s", "expected a duration > 0 seconds");
     const double energy = row.positive_number("energy_j");
-    const Pass pass = parse_pass(row);
+    const std::optional<Direction> pass = parse_pass(row);
 
     auto [it, inserted] = kernels.try_emplace(name);
     if (inserted) {
@@ -55,7 +55,7 @@ KernelSequence from_table(const CsvTable& table,
       it->second.pass = pass;
     } else if (it->second.pass != pass) {
       row.fail("pass", fmt::format("kernel '{}' was given pass '{}' on an earlier row", name,
-                                   to_string(it->second.pass)));
+                                   pass_name(it->second.pass)));
     }
     if (!it->second.at.try_emplace(clock, Seconds(time), Joules(energy)).second)
       row.fail("clock_mhz", fmt::format("kernel '{}' already has a row at this clock; name "

@@ -8,6 +8,10 @@
 #include "kareus/core/error.hpp"
 
 namespace kareus::kernel_dvfs {
+
+const char* to_string(Reference r) {
+  return r == Reference::kGovernor ? "governor" : "max_clock";
+}
 namespace {
 
 Outcome outcome_of(const KernelSequence& sequence, std::span<const Phase> phases,

@@ -32,7 +32,7 @@ Json plan_json(const KernelSequence& sequence, const Outcome& o) {
   Json plan = Json::array();
   for (std::size_t k = 0; k < o.kernel_clock.size(); ++k)
     plan.push_back({{"kernel", sequence.kernels[k].name},
-                    {"pass", to_string(sequence.kernels[k].pass)},
+                    {"pass", pass_name(sequence.kernels[k].pass)},
                     {"clock_mhz", sequence.clocks[o.kernel_clock[k]].value()}});
   return plan;
 }
@@ -87,7 +87,7 @@ Json study_json(const KernelSequence& sequence, const StudyOptions& options,
                         {"power_w", options.switching.power.value()}};
   }
   doc["min_dwell_s"] = options.min_dwell.value();
-  doc["reference"] = options.reference == Reference::kGovernor ? "governor" : "max_clock";
+  doc["reference"] = to_string(options.reference);
   doc["reference_time_s"] = result.reference_time.value();
 
   Json results = Json::array();
@@ -173,7 +173,7 @@ std::string study_text(const KernelSequence& sequence, const StudyOptions& optio
       TextTable plan({"#", "kernel", "pass", "clock MHz"});
       for (std::size_t k = 0; k < sequence.kernels.size(); ++k)
         plan.add_row({std::to_string(k), sequence.kernels[k].name,
-                      std::string(to_string(sequence.kernels[k].pass)),
+                      std::string(pass_name(sequence.kernels[k].pass)),
                       format_number(sequence.clocks[b.kernel_level.kernel_clock[k]].value())});
       out += plan.render();
     }

@@ -20,7 +20,7 @@ std::string lower(std::string s) {
 struct Range {
   double begin_us = 0;
   double end_us = 0;
-  Pass pass = Pass::kUnknown;
+  std::optional<Direction> pass = std::nullopt;
 };
 
 double duration_us(const JsonValue& event) {
@@ -58,13 +58,15 @@ TorchTrace from_document(const JsonDocument& doc, const std::string& source) {
     const double dur = duration_us(event);
     if (cat == "gpu_user_annotation") {
       const std::string n = lower(name);
-      const Pass pass = n.find("backward") != std::string::npos  ? Pass::kBackward
-                        : n.find("forward") != std::string::npos ? Pass::kForward
-                                                                 : Pass::kUnknown;
-      if (pass != Pass::kUnknown) annotations.push_back({ts, ts + dur, pass});
+      std::optional<Direction> pass;
+      if (n.find("backward") != std::string::npos)
+        pass = Direction::kBackward;
+      else if (n.find("forward") != std::string::npos)
+        pass = Direction::kForward;
+      if (pass) annotations.push_back({ts, ts + dur, pass});
       continue;
     }
-    kernels.push_back({{ts, ts + dur, Pass::kUnknown}, dur, name});
+    kernels.push_back({{ts, ts + dur, std::nullopt}, dur, name});
   }
   if (kernels.empty())
     throw Error(
@@ -85,7 +87,7 @@ TorchTrace from_document(const JsonDocument& doc, const std::string& source) {
     double narrowest = 0;
     for (const auto& a : annotations) {
       if (a.begin_us <= k.begin_us && k.end_us <= a.end_us &&
-          (k.pass == Pass::kUnknown || a.end_us - a.begin_us < narrowest)) {
+          (k.pass == std::nullopt || a.end_us - a.begin_us < narrowest)) {
         k.pass = a.pass;
         narrowest = a.end_us - a.begin_us;
       }

@@ -325,7 +325,7 @@ Schedule make_schedule(const PlanResult& plan, Method method, const IterationPoi
       const auto& opt = m.option_sets[m.problem.option_set_of[node]][assignment[node]];
       ScheduleInstruction si;
       si.microbatch = instr.microbatch;
-      si.direction = instr.direction == Direction::kForward ? "forward" : "backward";
+      si.direction = workload::to_string(instr.direction);
       si.clock = MHz(std::round(opt.clock.value()));
       si.execution = opt.nanobatch ? "nanobatch" : "sequential";
       for (const auto& [key, c] : opt.configs) si.partitions[key] = {c.slot, c.sms};

@@ -106,6 +106,10 @@ Kernel attention_kernel(double batch, double seq_q, double seq_kv, double q_head
   return k;
 }
 
+const char* to_string(Link link) {
+  return link == Link::kNvlink ? "nvlink" : "scale-out";
+}
+
 const char* to_string(KernelKind kind) {
   switch (kind) {
     case KernelKind::kGemm:

@@ -8,6 +8,10 @@
 
 namespace kareus::workload {
 
+const char* to_string(Direction d) {
+  return d == Direction::kForward ? "forward" : "backward";
+}
+
 int PipelineDag::node_id(int stage, int microbatch, Direction d) const {
   if (stage < 0 || stage >= stages || microbatch < 0 || microbatch >= microbatches) {
     throw Error::invalid(

@@ -8,6 +8,10 @@
 
 namespace kareus::workload {
 
+const char* to_string(Recompute r) {
+  return r == Recompute::kFull ? "full" : "none";
+}
+
 int Workload::total_gpus() const {
   const auto& p = parallelism;
   return p.tp * p.cp * p.pp * p.dp;
@@ -55,7 +59,7 @@ Json Workload::to_json() const {
                 {"microbatch_size", p.microbatch_size},
                 {"sequence_length", p.sequence_length},
                 {"microbatches", p.microbatches},
-                {"recompute", p.recompute == Recompute::kFull ? "full" : "none"},
+                {"recompute", to_string(p.recompute)},
                 {"layer_split", stage_layers()},
                 {"gpus_per_node", p.gpus_per_node}}},
               {"gpus", total_gpus()}};

@@ -65,11 +65,11 @@ TEST(Emulated, LayersRunForwardThenBackwardAtEveryClock) {
   EXPECT_EQ(seq.clocks, clocks);
   const auto forward = static_cast<std::size_t>(
       std::count_if(seq.kernels.begin(), seq.kernels.end(),
-                    [](const auto& k) { return k.pass == Pass::kForward; }));
+                    [](const auto& k) { return k.pass == Direction::kForward; }));
   ASSERT_GT(forward, 0u);
   ASSERT_LT(forward, seq.kernels.size());
   for (std::size_t k = 0; k < seq.kernels.size(); ++k)
-    EXPECT_EQ(seq.kernels[k].pass, k < forward ? Pass::kForward : Pass::kBackward);
+    EXPECT_EQ(seq.kernels[k].pass, k < forward ? Direction::kForward : Direction::kBackward);
   EXPECT_EQ(seq.kernels.front().name.substr(0, 3), "L0/");
   EXPECT_EQ(seq.kernels[forward].name.substr(0, 3), "L1/");  // backward starts at the last layer
   EXPECT_THROW(emulate_layers(w, 0, clocks), Error);

@@ -29,7 +29,7 @@ TEST(ProfileCsv, ReadsKernelsInFileOrderWithPasses) {
   EXPECT_EQ(seq.clocks.back(), MHz(1500));
   ASSERT_EQ(seq.kernels.size(), 2u);
   EXPECT_EQ(seq.kernels[0].name, "gemm");
-  EXPECT_EQ(seq.kernels[1].pass, Pass::kBackward);
+  EXPECT_EQ(seq.kernels[1].pass, Direction::kBackward);
   EXPECT_EQ(seq.kernels[1].energy[0], Joules(0.15));
   EXPECT_TRUE(seq.has_passes());
 }

@@ -16,8 +16,10 @@ KernelSequence random_sequence(Rng& rng, std::size_t kernels) {
   seq.source = "random";
   for (double f : {900.0, 1100.0, 1250.0, 1410.0}) seq.clocks.push_back(MHz(f));
   for (std::size_t k = 0; k < kernels; ++k) {
-    KernelProfile kp{
-        "k" + std::to_string(k), k < kernels / 2 ? Pass::kForward : Pass::kBackward, {}, {}};
+    KernelProfile kp{"k" + std::to_string(k),
+                     k < kernels / 2 ? Direction::kForward : Direction::kBackward,
+                     {},
+                     {}};
     const double base = rng.uniform(0.05e-3, 4e-3);
     const double bound = rng.uniform(0, 1);
     for (MHz f : seq.clocks) {
@@ -73,7 +75,7 @@ TEST(Study, PassLevelUsesOneClockPerPass) {
   std::set<std::size_t> forward, backward;
   const auto& clocks = result.bounds[0].pass_level.kernel_clock;
   for (std::size_t k = 0; k < seq.kernels.size(); ++k)
-    (seq.kernels[k].pass == Pass::kForward ? forward : backward).insert(clocks[k]);
+    (seq.kernels[k].pass == Direction::kForward ? forward : backward).insert(clocks[k]);
   EXPECT_EQ(forward.size(), 1u);
   EXPECT_EQ(backward.size(), 1u);
   EXPECT_GE(result.bounds[0].kernel_level.energy_saving,

@@ -27,8 +27,8 @@ TEST(TorchTrace, ReadsTheFixtureWithPasses) {
     if (k > 0) {
       EXPECT_GE(trace.kernels[k].start, trace.kernels[k - 1].start);
     }
-    forward += trace.kernels[k].pass == Pass::kForward;
-    backward += trace.kernels[k].pass == Pass::kBackward;
+    forward += trace.kernels[k].pass == Direction::kForward;
+    backward += trace.kernels[k].pass == Direction::kBackward;
   }
   EXPECT_GT(forward, 0u);
   EXPECT_GT(backward, forward);  // backward runs two GEMMs per forward GEMM
@@ -44,7 +44,7 @@ TEST(TorchTrace, SortsByStartAndCountsOverlaps) {
   ASSERT_EQ(trace.kernels.size(), 2u);
   EXPECT_EQ(trace.kernels[0].name, "a");
   EXPECT_EQ(trace.overlapping, 1u);
-  EXPECT_EQ(trace.kernels[1].pass, Pass::kUnknown);
+  EXPECT_EQ(trace.kernels[1].pass, std::nullopt);
 }
 
 TEST(TorchTrace, RejectsMissingFields) {

@@ -13,6 +13,7 @@
 namespace kareus::emulator {
 
 enum class Execution { kSequential, kNanobatch };
+const char* to_string(Execution e);  // "sequential" | "nanobatch"
 
 struct IterationOptions {
   ClockPolicy clock = ClockPolicy::locked_at(MHz(0));  // MHz(0): the GPU's max clock

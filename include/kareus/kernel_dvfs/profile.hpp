@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -10,16 +11,18 @@
 
 #include "kareus/core/units.hpp"
 #include "kareus/frontier/step_sequence.hpp"
+#include "kareus/workload/pipeline.hpp"
 
 namespace kareus::kernel_dvfs {
 
-enum class Pass { kForward, kBackward, kUnknown };
+using workload::Direction;
 
-std::string_view to_string(Pass pass);
+// A kernel's pass, when the profile says (unset: unknown), and its name in reports.
+std::string_view pass_name(std::optional<Direction> pass);
 
 struct KernelProfile {
   std::string name;
-  Pass pass = Pass::kUnknown;
+  std::optional<Direction> pass;
   // Indexed like KernelSequence::clocks.
   std::vector<Seconds> time;
   std::vector<Joules> energy;

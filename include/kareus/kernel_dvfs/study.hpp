@@ -15,6 +15,7 @@
 namespace kareus::kernel_dvfs {
 
 enum class Reference { kMaxClock, kGovernor };
+const char* to_string(Reference r);  // "max_clock" | "governor"
 
 struct StudyOptions {
   std::vector<double> slowdowns{0.006};  // fractions of the reference time

@@ -17,7 +17,7 @@ namespace kareus::kernel_dvfs {
 
 struct TraceKernel {
   std::string name;
-  Pass pass = Pass::kUnknown;
+  std::optional<Direction> pass = std::nullopt;
   Seconds start;
   Seconds duration;
 };

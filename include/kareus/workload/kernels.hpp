@@ -50,6 +50,7 @@ Kernel attention_kernel(double batch, double seq_q, double seq_kv, double q_head
 const char* to_string(KernelKind kind);
 const char* to_string(SlotClass slot);
 const char* to_string(Collective c);
+const char* to_string(Link link);  // "nvlink" | "scale-out"
 
 // One transformer layer for `batch` sequences (a microbatch, or half of one for a nanobatch).
 std::vector<Kernel> layer_forward(const Workload& w, double batch);

@@ -11,6 +11,7 @@
 namespace kareus::workload {
 
 enum class Direction { kForward, kBackward };
+const char* to_string(Direction d);  // "forward" | "backward"
 
 struct Instruction {
   int stage = 0;

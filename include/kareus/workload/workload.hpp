@@ -11,6 +11,7 @@
 namespace kareus::workload {
 
 enum class Recompute { kNone, kFull };
+const char* to_string(Recompute r);  // "none" | "full"
 
 struct Parallelism {
   int tp = 1;

@@ -9,6 +9,10 @@
 
 namespace kareus::emulator {
 
+const char* to_string(Execution e) {
+  return e == Execution::kNanobatch ? "nanobatch" : "sequential";
+}
+
 using workload::Direction;
 
 Seconds pipeline_makespan(int stages, int microbatches, const std::vector<Seconds>& forward,
@@ -83,7 +87,7 @@ IterationResult simulate_iteration(const workload::Workload& w, const Emulator& 
       busy += r.time.value() * p.microbatches;
       clock_s += r.clock_seconds * p.microbatches;
       if (options.breakdown) {
-        const char* dir = d == Direction::kForward ? "forward" : "backward";
+        const char* dir = workload::to_string(d);
         for (const auto& k : workload::instruction_kernels(w, s, d)) {
           auto& t = result.kernels[fmt::format("{}/{}/{}", s, dir, k.name)];
           const RunResult kr = emulator.run_kernel(k, policy);
