@@ -36,14 +36,19 @@ install(FILES ${PROJECT_BINARY_DIR}/packaging/kareus.pc
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/data/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kareus/data)
-# Only what `kareus report` inlines (src/report/chart_library.cpp); absent until scripts/setup.sh
-# has run npm ci, in which case an installed `kareus report` says how to point it at a copy.
-foreach(pkg vega vega-lite vega-embed)
-  install(FILES ${PROJECT_SOURCE_DIR}/web/node_modules/${pkg}/package.json
-    DESTINATION ${CMAKE_INSTALL_DATADIR}/kareus/node_modules/${pkg} OPTIONAL)
-  install(FILES ${PROJECT_SOURCE_DIR}/web/node_modules/${pkg}/build/${pkg}.min.js
-    DESTINATION ${CMAKE_INSTALL_DATADIR}/kareus/node_modules/${pkg}/build OPTIONAL)
-endforeach()
+# Only what `kareus report` inlines (src/report/chart_library.cpp). Absent until scripts/setup.sh
+# has run npm ci; an installed `kareus report` then says how to point it at a copy.
+if(EXISTS ${PROJECT_SOURCE_DIR}/web/node_modules/vega-embed/package.json)
+  foreach(pkg vega vega-lite vega-embed)
+    install(FILES ${PROJECT_SOURCE_DIR}/web/node_modules/${pkg}/package.json
+      DESTINATION ${CMAKE_INSTALL_DATADIR}/kareus/node_modules/${pkg})
+    install(FILES ${PROJECT_SOURCE_DIR}/web/node_modules/${pkg}/build/${pkg}.min.js
+      DESTINATION ${CMAKE_INSTALL_DATADIR}/kareus/node_modules/${pkg}/build)
+  endforeach()
+else()
+  message(STATUS "kareus: web/node_modules missing (scripts/setup.sh runs npm ci); the installed "
+                 "kareus report will need KAREUS_REPORT_JS_DIR")
+endif()
 
 install(TARGETS kareus_python LIBRARY DESTINATION ${KAREUS_PYTHON_INSTALL_DIR}/kareus)
 file(GLOB _kareus_python_files ${PROJECT_SOURCE_DIR}/python/kareus/*.py)
