@@ -2,7 +2,7 @@
 BUILD ?= build
 KAREUS := $(BUILD)/apps/kareus/kareus
 
-.PHONY: setup demo test bench mutants format
+.PHONY: setup demo test bench mutants format package
 
 setup:
 	@scripts/setup.sh
@@ -17,6 +17,10 @@ demo:
 
 test: setup
 	cd $(BUILD) && ctest --output-on-failure -j 2
+
+# kareus_<version>_<arch>.deb (cmake/KareusInstall.cmake): what `cmake --install` installs, under /usr.
+package: setup
+	cd $(BUILD) && cpack -G DEB
 
 bench: setup
 	scripts/run-benchmarks.sh $(BUILD)

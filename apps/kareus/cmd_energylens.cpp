@@ -7,6 +7,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "deprecated_alias.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/core/table.hpp"
@@ -195,7 +196,12 @@ void add_predict(CLI::App& parent) {
   auto model = std::make_shared<std::string>();
   auto data = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
-  cmd->add_option("--model", *model, "model JSON from 'energylens fit --out'")->required();
+  // --fit, not --model: everywhere else --model names a model of the catalogue (docs/cli.md).
+  auto* fit = cmd->add_option("--fit", *model, "fitted model JSON from 'energylens fit --out'");
+  add_deprecated_alias(cmd, fit, "--model", *model);
+  cmd->parse_complete_callback([model] {
+    if (model->empty()) throw CLI::RequiredError("--fit");
+  });
   cmd->add_option("--data", *data, "canonical CSV (energy_j optional)")->required();
   cmd->add_flag("--json", *json, "print one JSON document");
   cmd->callback([=] {
@@ -240,7 +246,12 @@ void add_select(CLI::App& parent) {
   auto data = std::make_shared<std::string>();
   auto scenario = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
-  cmd->add_option("--model", *model, "model JSON from 'energylens fit --out'")->required();
+  // --fit, not --model: everywhere else --model names a model of the catalogue (docs/cli.md).
+  auto* fit = cmd->add_option("--fit", *model, "fitted model JSON from 'energylens fit --out'");
+  add_deprecated_alias(cmd, fit, "--model", *model);
+  cmd->parse_complete_callback([model] {
+    if (model->empty()) throw CLI::RequiredError("--fit");
+  });
   cmd->add_option("--candidates", *data, "canonical CSV of candidates (energy_j optional)")
       ->required();
   cmd->add_option("--scenario", *scenario, "only this scenario");

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "deprecated_alias.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/core/table.hpp"
@@ -69,8 +70,7 @@ struct Played {
   runtime::ControllerStats stats;
 };
 
-void play(const RunScheduleFlags& f, const Schedule& s, std::vector<Step>& steps,
-          Played& out) {
+void play(const RunScheduleFlags& f, const Schedule& s, std::vector<Step>& steps, Played& out) {
   auto nvml = std::make_shared<const nvml::Nvml>();
   std::unique_ptr<runtime::ClockBackend> backend;
   if (f.daemon.empty()) {
@@ -132,8 +132,8 @@ std::string format_report(const RunScheduleFlags& f, const Schedule& s,
   return out;
 }
 
-Json report_json(const RunScheduleFlags& f, const Schedule& s,
-                 const std::vector<Step>& steps, const Played* played) {
+Json report_json(const RunScheduleFlags& f, const Schedule& s, const std::vector<Step>& steps,
+                 const Played* played) {
   Json instructions = Json::array();
   for (const Step& st : steps) {
     const auto& in = *st.instruction;
@@ -202,7 +202,10 @@ void register_run_schedule_command(CLI::App& app) {
   cmd->add_option("--stage", flags->stage,
                   "Pipeline stage to show or play (default: all for --dry-run)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--gpu", flags->gpu, "NVML index of the GPU to play on")->capture_default_str();
+  // --device, not --gpu: everywhere else --gpu is a GPU type (docs/cli.md).
+  auto* device = cmd->add_option("--device", flags->gpu, "NVML index of the GPU to play on")
+                     ->capture_default_str();
+  add_deprecated_alias(cmd, device, "--gpu", flags->gpu);
   cmd->add_option("--hold-ms", flags->hold_ms, "How long each instruction holds its clock")
       ->capture_default_str();
   cmd->add_option("--daemon", flags->daemon,

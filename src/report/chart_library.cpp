@@ -8,6 +8,7 @@
 
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
+#include "kareus/core/paths.hpp"
 
 namespace kareus::report {
 namespace {
@@ -29,6 +30,8 @@ std::string read_package_file(const std::filesystem::path& path) {
 std::filesystem::path ChartLibrary::default_dir() {
   if (const char* env = std::getenv("KAREUS_REPORT_JS_DIR"); env != nullptr && *env != '\0')
     return env;
+  // An installed Kareus carries the three libraries it inlines (cmake/KareusInstall.cmake).
+  if (auto share = installed_share_dir()) return *share / "node_modules";
   return KAREUS_DEFAULT_REPORT_JS_DIR;
 }
 

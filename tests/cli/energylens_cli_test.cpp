@@ -38,7 +38,7 @@ TEST(EnergyLensCli, PredictAndSelectReportIntervalsAndCloseCalls) {
       kBinary, "energylens fit --data " + csv.string() + " --out " + model.string());
   ASSERT_EQ(fit.exit_code, 0) << fit.err;
   const auto predict = testing::run_cli(
-      kBinary, "energylens predict --json --model " + model.string() + " --data " + csv.string());
+      kBinary, "energylens predict --json --fit " + model.string() + " --data " + csv.string());
   ASSERT_EQ(predict.exit_code, 0) << predict.err;
   const Json p = Json::parse(predict.out);
   for (const auto& row : p["rows"]) {
@@ -46,10 +46,17 @@ TEST(EnergyLensCli, PredictAndSelectReportIntervalsAndCloseCalls) {
     EXPECT_LE(double(row["interval_j"]["low"]), e);
     EXPECT_GE(double(row["interval_j"]["high"]), e);
   }
-  const auto select =
+  const auto select = testing::run_cli(kBinary, "energylens select --json --fit " + model.string() +
+                                                    " --candidates " + csv.string());
+  ASSERT_EQ(select.exit_code, 0) << select.err;
+  // --model, the spelling before --fit, still works for one release and says so.
+  const auto old_spelling =
       testing::run_cli(kBinary, "energylens select --json --model " + model.string() +
                                     " --candidates " + csv.string());
-  ASSERT_EQ(select.exit_code, 0) << select.err;
+  ASSERT_EQ(old_spelling.exit_code, 0) << old_spelling.err;
+  EXPECT_EQ(old_spelling.out, select.out);
+  EXPECT_NE(old_spelling.err.find("--model is deprecated"), std::string::npos) << old_spelling.err;
+  EXPECT_NE(old_spelling.err.find("use --fit"), std::string::npos) << old_spelling.err;
   const Json s = Json::parse(select.out);
   ASSERT_EQ(s["scenarios"].size(), 2u);
   EXPECT_TRUE(s["scenarios"][0]["too_close_to_call"].is_boolean());
@@ -75,8 +82,12 @@ TEST(EnergyLensCli, RowsTheCataloguesCannotDescribeAreRefused) {
            {"energylens fit --data " + no_field.string(), "num_hidden_layers"},
            {"energylens evaluate --train-size 4 --seeds 1 --data " + no_model.string(),
             "acme/Unknown-9B"},
-           {"energylens predict --model " + model.string() + " --data " + no_gpu.string(),
-            "NVIDIA B300"}})
+           {"energylens predict --fit " + model.string() + " --data " + no_gpu.string(),
+            "NVIDIA B300"},
+           {"energylens predict --data " + known.string(), "--fit is required"},
+           {"energylens select --fit " + model.string() + " --model " + model.string() +
+                " --candidates " + known.string(),
+            "--model excludes --fit"}})
     testing::expect_rejected(kBinary, c);
 }
 

@@ -13,8 +13,8 @@ struct ChartLibrary {
   std::string vega_embed;
   std::string versions;  // "vega 6.4.0, vega-lite 6.5.0, vega-embed 7.3.0", for the page's footer
 
-  // $KAREUS_REPORT_JS_DIR when set, else web/node_modules of the source tree Kareus was built
-  // from.
+  // $KAREUS_REPORT_JS_DIR when set, else <prefix>/share/kareus/node_modules of an installed
+  // Kareus, else web/node_modules of the source tree Kareus was built from.
   static std::filesystem::path default_dir();
   // Throws kareus::Error naming the missing file and how to install it.
   static ChartLibrary load(const std::filesystem::path& node_modules);

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Runs the shell examples of README.md and docs/*.md that are marked runnable.
+
+A runnable example is a fenced block whose info string is `sh kareus-example`:
+
+    ```sh kareus-example
+    kareus gpus
+    # expect: a100-sxm4-40gb
+    ```
+
+Each block runs in `bash -euo pipefail` against the build tree (`kareus` on PATH is the built
+one), in a fresh folder where `data/` and `tests/` point into the source tree, with HOME and
+XDG_CACHE_HOME inside that folder so nothing touches the user's files. A block fails on a
+non-zero exit, or when its stdout lacks the text of one of its `# expect:` lines.
+Unmarked blocks (output transcripts, synopses with [OPTIONS], GPU-only commands) are not run.
+"""
+import argparse
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+MARKER = re.compile(r"^```sh kareus-example\s*$")
+EXPECT = re.compile(r"^#\s*expect:\s*(.+?)\s*$")
+
+
+def examples(path):
+    """(first line number, block text) of every marked block of one Markdown file."""
+    found, block, start = [], None, 0
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if block is None:
+            if MARKER.match(line):
+                block, start = [], number + 1
+        elif line.startswith("```"):
+            found.append((start, "\n".join(block) + "\n"))
+            block = None
+        else:
+            block.append(line)
+    if block is not None:
+        sys.exit(f"{path}:{start}: runnable example without a closing fence")
+    return found
+
+
+def run_block(text, source_dir, kareus_dir, timeout_s):
+    """(ok, message) of one block."""
+    with tempfile.TemporaryDirectory(prefix="kareus-doc-example-") as work:
+        work = pathlib.Path(work)
+        for name in ("data", "tests"):
+            (work / name).symlink_to(source_dir / name)
+        env = dict(os.environ)
+        env.update(
+            PATH=f"{kareus_dir}:{env.get('PATH', '/usr/bin:/bin')}",
+            HOME=str(work / "home"),
+            XDG_CACHE_HOME=str(work / "cache"),
+            KAREUS_DATA_DIR=str(source_dir / "data"),
+        )
+        try:
+            r = subprocess.run(["bash", "-euo", "pipefail", "-c", text], cwd=work, env=env,
+                               capture_output=True, text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return False, f"took longer than {timeout_s} s; mark only cheap examples"
+    if r.returncode != 0:
+        return False, f"exit code {r.returncode}\n--- stderr\n{r.stderr[-2000:]}"
+    for line in text.splitlines():
+        m = EXPECT.match(line)
+        if m and m.group(1) not in r.stdout:
+            return False, f"stdout lacks {m.group(1)!r}\n--- stdout\n{r.stdout[-2000:]}"
+    return True, ""
+
+
+def run_all(files, source_dir, kareus_dir, timeout_s):
+    """The number of failed blocks; exits when no file has a runnable example."""
+    total = failed = 0
+    for path in files:
+        for line, text in examples(path):
+            total += 1
+            ok, message = run_block(text, source_dir, kareus_dir, timeout_s)
+            where = f"{path.relative_to(source_dir) if path.is_relative_to(source_dir) else path}:{line}"
+            print(f"{'ok  ' if ok else 'FAIL'} {where}")
+            if not ok:
+                failed += 1
+                print(f"{text}{message}", file=sys.stderr)
+    if total == 0:
+        sys.exit("no runnable examples found (```sh kareus-example blocks)")
+    print(f"{total - failed} of {total} runnable examples passed")
+    return failed
+
+
+def self_test(source_dir, kareus_dir, timeout_s):
+    """The runner itself: a failing command, a missing expected text and a passing block."""
+    with tempfile.TemporaryDirectory() as tmp:
+        doc = pathlib.Path(tmp) / "doc.md"
+        doc.write_text("```sh kareus-example\nkareus --version\n# expect: kareus\n```\n"
+                       "```sh kareus-example\nkareus gpus --no-such-flag\n```\n"
+                       "```sh kareus-example\nkareus --version\n# expect: no such text\n```\n"
+                       "```\nfalse  # unmarked: not run\n```\n")
+        failed = run_all([doc], source_dir, kareus_dir, timeout_s)
+    if failed != 2:
+        sys.exit(f"self-test: expected 2 failing examples, got {failed}")
+    print("self-test passed")
+    return 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--source-dir", type=pathlib.Path, required=True)
+    parser.add_argument("--kareus", type=pathlib.Path, required=True, help="the built kareus")
+    parser.add_argument("--timeout-s", type=float, default=60)
+    parser.add_argument("--self-test", action="store_true")
+    args = parser.parse_args()
+    source_dir = args.source_dir.resolve()
+    kareus_dir = args.kareus.resolve().parent
+    if args.self_test:
+        return self_test(source_dir, kareus_dir, args.timeout_s)
+    files = [source_dir / "README.md"] + sorted((source_dir / "docs").glob("*.md"))
+    return 1 if run_all(files, source_dir, kareus_dir, args.timeout_s) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
