@@ -106,12 +106,36 @@ int main() {
     o.progress = false;
     o.fit.descriptors = true;
     const el::EvaluationReport r = el::evaluate(imported.data, o);
+    // The same protocol with the parallelism terms (closed_form.hpp), EnergyLens rows only.
+    el::EvaluateOptions with_terms = o;
+    with_terms.fit.parallel_terms = true;
+    const el::EvaluationReport rp = el::evaluate(imported.data, with_terms);
+    const std::string kTerms = "energylens + parallel terms";
     for (const auto& [name, m] : r.scores)
       summary.add_row({s.name, name, pct(m.mape), pct100(m.top1), pct100(m.pairwise)});
-    for (const el::LeaveOneOut& l : r.leave_one_out)
+    const el::ModelScores& mp = rp.scores.at("energylens");
+    summary.add_row({s.name, kTerms, pct(mp.mape), pct100(mp.top1), pct100(mp.pairwise)});
+    for (std::size_t i = 0; i < r.leave_one_out.size(); ++i) {
+      const el::LeaveOneOut& l = r.leave_one_out[i];
       for (const auto& [name, m] : l.scores)
         transfer.add_row({s.name, l.column, std::to_string(l.folds), name, pct(m.mape),
                           pct100(m.top1), pct100(m.pairwise)});
+      const el::ModelScores& lp = rp.leave_one_out[i].scores.at("energylens");
+      transfer.add_row({s.name, l.column, std::to_string(l.folds), kTerms, pct(lp.mape),
+                        pct100(lp.top1), pct100(lp.pairwise)});
+    }
+    kareus::TextTable par(
+        {"model", "pairwise across TP/PP/DP % (random split)", "same, leave one parallelism out"});
+    auto lopo = [](const el::EvaluationReport& e) {
+      for (const el::LeaveOneOut& l : e.leave_one_out)
+        if (l.column == "parallelism")
+          return pct100(l.scores.at("energylens").pairwise_parallelism) + " (MAPE " +
+                 pct(l.scores.at("energylens").mape) + ")";
+      return std::string("-");
+    };
+    par.add_row({"energylens", pct100(r.scores.at("energylens").pairwise_parallelism), lopo(r)});
+    par.add_row({kTerms, pct100(mp.pairwise_parallelism), lopo(rp)});
+    details += fmt::format("### {}: parallelism terms\n\n{}\n", s.name, par.render_markdown());
     const auto [mean_penalty, max_penalty] = latency_penalty(imported.data);
     details += fmt::format(
         "### {}\n\n{}\n\nMeasured energy of the latency-optimal configuration over the "
@@ -124,7 +148,8 @@ int main() {
   }
   std::printf(
       "## EnergyLens on real measurements (train 50 random rows, 10 seeds)\n\n%s\n"
-      "## Transfer to an unmeasured model or GPU (50 training rows from the others, 10 seeds)"
+      "## Transfer to an unmeasured model, GPU or parallel configuration (50 training rows from "
+      "the others, 10 seeds)"
       "\n\n%s\n%s",
       summary.render_markdown().c_str(), transfer.render_markdown().c_str(), details.c_str());
   return 0;

@@ -39,7 +39,7 @@ struct FitArgs {
   std::uint64_t seed = 1;
   std::string scale_by = "model,gpu";
   std::string descriptors = "on";
-  std::string parallel_terms = "on";
+  std::string parallel_terms = "off";
 
   void add(CLI::App* cmd) {
     cmd->add_option("--loss", loss, "relative (mean squared relative error) or log");

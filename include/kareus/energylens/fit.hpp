@@ -44,8 +44,9 @@ struct FitOptions {
   // benchmark turn it on.
   bool descriptors = false;
   // Fit the TP all-reduce, pipeline-bubble and idle-replica terms (closed_form.hpp); false holds
-  // them at 0 (the paper's form).
-  bool parallel_terms = true;
+  // them at 0 (the paper's form). Off by default: on ML.ENERGY they improve ranking across
+  // parallel configurations but some 50-row fits extrapolate them badly (docs/benchmarks).
+  bool parallel_terms = false;
 };
 
 // Two-sided coverage of the intervals predict() reports.
