@@ -12,6 +12,7 @@
 #include "kareus/core/paths.hpp"
 #include "kareus/core/rng.hpp"
 #include "kareus/core/table.hpp"
+#include "kareus/energylens/bootstrap.hpp"
 #include "kareus/energylens/evaluate.hpp"
 #include "kareus/energylens/import.hpp"
 
@@ -49,8 +50,10 @@ std::pair<double, double> latency_penalty(const el::Dataset& d) {
 }
 
 // Share of held-out rows inside their 90 % interval, over `seeds` random 50-row training sets
-// (the evaluation's protocol), in percent.
-double interval_coverage(const el::Dataset& d, const el::FitOptions& fit, int seeds) {
+// (the evaluation's protocol), in percent; with `replicates` > 0 the intervals include the
+// bootstrap spread of the parameters.
+double interval_coverage(const el::Dataset& d, const el::FitOptions& fit, int seeds,
+                         int replicates) {
   kareus::Rng rng(1);
   std::size_t inside = 0, total = 0;
   for (int s = 0; s < seeds; ++s) {
@@ -58,7 +61,8 @@ double interval_coverage(const el::Dataset& d, const el::FitOptions& fit, int se
         rng.sample_without_replacement(d.samples.size(), d.samples.size());
     std::vector<el::Sample> train;
     for (std::size_t i = 0; i < 50; ++i) train.push_back(d.samples[order[i]]);
-    const el::EnergyModel m = el::fit_energy_model(train, fit);
+    const el::EnergyModel m = replicates > 0 ? el::fit_with_bootstrap(train, fit, {replicates, 1})
+                                             : el::fit_energy_model(train, fit);
     for (std::size_t i = 50; i < order.size(); ++i) {
       const el::Sample& row = d.samples[order[i]];
       const el::Interval iv = m.interval(row);
@@ -68,6 +72,8 @@ double interval_coverage(const el::Dataset& d, const el::FitOptions& fit, int se
   }
   return 100.0 * static_cast<double>(inside) / static_cast<double>(total);
 }
+
+constexpr int kReplicates = 20;
 
 std::string pct(const std::optional<el::Stat>& s) {
   return s && s->count ? fmt::format("{:.1f} ± {:.1f}", s->mean, s->std) : "-";
@@ -100,24 +106,50 @@ int main() {
     o.progress = false;
     o.fit.descriptors = true;
     const el::EvaluationReport r = el::evaluate(imported.data, o);
+    // The same protocol with the parallelism terms (closed_form.hpp), EnergyLens rows only.
+    el::EvaluateOptions with_terms = o;
+    with_terms.fit.parallel_terms = true;
+    const el::EvaluationReport rp = el::evaluate(imported.data, with_terms);
+    const std::string kTerms = "energylens + parallel terms";
     for (const auto& [name, m] : r.scores)
       summary.add_row({s.name, name, pct(m.mape), pct100(m.top1), pct100(m.pairwise)});
-    for (const el::LeaveOneOut& l : r.leave_one_out)
+    const el::ModelScores& mp = rp.scores.at("energylens");
+    summary.add_row({s.name, kTerms, pct(mp.mape), pct100(mp.top1), pct100(mp.pairwise)});
+    for (std::size_t i = 0; i < r.leave_one_out.size(); ++i) {
+      const el::LeaveOneOut& l = r.leave_one_out[i];
       for (const auto& [name, m] : l.scores)
         transfer.add_row({s.name, l.column, std::to_string(l.folds), name, pct(m.mape),
                           pct100(m.top1), pct100(m.pairwise)});
+      const el::ModelScores& lp = rp.leave_one_out[i].scores.at("energylens");
+      transfer.add_row({s.name, l.column, std::to_string(l.folds), kTerms, pct(lp.mape),
+                        pct100(lp.top1), pct100(lp.pairwise)});
+    }
+    kareus::TextTable par(
+        {"model", "pairwise across TP/PP/DP % (random split)", "same, leave one parallelism out"});
+    auto lopo = [](const el::EvaluationReport& e) {
+      for (const el::LeaveOneOut& l : e.leave_one_out)
+        if (l.column == "parallelism")
+          return pct100(l.scores.at("energylens").pairwise_parallelism) + " (MAPE " +
+                 pct(l.scores.at("energylens").mape) + ")";
+      return std::string("-");
+    };
+    par.add_row({"energylens", pct100(r.scores.at("energylens").pairwise_parallelism), lopo(r)});
+    par.add_row({kTerms, pct100(mp.pairwise_parallelism), lopo(rp)});
+    details += fmt::format("### {}: parallelism terms\n\n{}\n", s.name, par.render_markdown());
     const auto [mean_penalty, max_penalty] = latency_penalty(imported.data);
     details += fmt::format(
         "### {}\n\n{}\n\nMeasured energy of the latency-optimal configuration over the "
         "energy-optimal one: mean +{:.1f} %, worst +{:.1f} % (paper: up to +79.8 %).\n\n"
         "EnergyLens {:.0f} % intervals held {:.1f} % of held-out rows (50 training rows, 10 "
-        "seeds).\n\n",
+        "seeds); with a {}-replicate bootstrap of the parameters, {:.1f} %.\n\n",
         s.name, r.to_markdown(), mean_penalty, max_penalty, 100 * el::kIntervalCoverage,
-        interval_coverage(imported.data, o.fit, o.seeds));
+        interval_coverage(imported.data, o.fit, o.seeds, 0), kReplicates,
+        interval_coverage(imported.data, o.fit, o.seeds, kReplicates));
   }
   std::printf(
       "## EnergyLens on real measurements (train 50 random rows, 10 seeds)\n\n%s\n"
-      "## Transfer to an unmeasured model or GPU (50 training rows from the others, 10 seeds)"
+      "## Transfer to an unmeasured model, GPU or parallel configuration (50 training rows from "
+      "the others, 10 seeds)"
       "\n\n%s\n%s",
       summary.render_markdown().c_str(), transfer.render_markdown().c_str(), details.c_str());
   return 0;

@@ -11,6 +11,7 @@
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/core/table.hpp"
+#include "kareus/energylens/bootstrap.hpp"
 #include "kareus/energylens/closed_form.hpp"
 #include "kareus/energylens/evaluate.hpp"
 #include "kareus/energylens/fit.hpp"
@@ -39,6 +40,7 @@ struct FitArgs {
   std::uint64_t seed = 1;
   std::string scale_by = "model,gpu";
   std::string descriptors = "on";
+  std::string parallel_terms = "off";
 
   void add(CLI::App* cmd) {
     cmd->add_option("--loss", loss, "relative (mean squared relative error) or log");
@@ -52,6 +54,10 @@ struct FitArgs {
                     "(data/models, data/gpus), so unseen pairs are predicted from them; off: "
                     "unseen groups get the geometric-mean multiplier")
         ->check(CLI::IsMember({"on", "off"}));
+    cmd->add_option("--parallel-terms", parallel_terms,
+                    "on: fit the TP all-reduce, pipeline-bubble and idle-replica terms; off: the "
+                    "paper's form (TP and PP exponents and per-degree overheads only)")
+        ->check(CLI::IsMember({"on", "off"}));
   }
   el::FitOptions options() const {
     el::FitOptions o;
@@ -60,6 +66,7 @@ struct FitArgs {
     o.seed = seed;
     o.scale_by = el::parse_scale_by(scale_by);
     o.descriptors = descriptors == "on";
+    o.parallel_terms = parallel_terms == "on";
     return o;
   }
 };
@@ -95,20 +102,29 @@ void add_import(CLI::App& parent) {
 }
 
 Json params_json(const el::EnergyModel& m) {
+  const std::vector<el::ParamInterval> iv = el::parameter_intervals(m);
   Json out = Json::array();
   for (std::size_t k = 0; k < el::kParams; ++k) {
     const auto& info = el::parameter_info()[k];
     out.push_back({{"name", info.name}, {"value", m.params[k]}, {"meaning", info.meaning}});
+    if (!iv.empty()) out.back()["interval"] = Json{{"low", iv[k].low}, {"high", iv[k].high}};
   }
   return out;
 }
 
 std::string params_text(const el::EnergyModel& m) {
-  TextTable t({"parameter", "value", "meaning"});
+  const std::vector<el::ParamInterval> iv = el::parameter_intervals(m);
+  TextTable t(iv.empty()
+                  ? std::vector<std::string>{"parameter", "value", "meaning"}
+                  : std::vector<std::string>{
+                        "parameter", "value",
+                        fmt::format("bootstrap {:.0f} %", 100 * el::kIntervalCoverage), "meaning"});
   for (std::size_t k = 0; k < el::kParams; ++k) {
     const auto& info = el::parameter_info()[k];
-    t.add_row(
-        {std::string(info.name), fmt::format("{:.6g}", m.params[k]), std::string(info.meaning)});
+    std::vector<std::string> row = {std::string(info.name), fmt::format("{:.6g}", m.params[k])};
+    if (!iv.empty()) row.push_back(fmt::format("[{:.4g}, {:.4g}]", iv[k].low, iv[k].high));
+    row.push_back(std::string(info.meaning));
+    t.add_row(row);
   }
   return t.render();
 }
@@ -119,14 +135,22 @@ void add_fit(CLI::App& parent) {
   auto out = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   auto fit = std::make_shared<FitArgs>();
+  auto bootstrap = std::make_shared<int>(0);
   cmd->add_option("--data", *data, "canonical CSV")->required();
   cmd->add_option("--out", *out, "write the fitted model (JSON) here");
   cmd->add_flag("--json", *json, "print one JSON document");
+  cmd->add_option("--bootstrap", *bootstrap,
+                  "refit on this many resamples of the rows (seeded by --seed): parameter "
+                  "intervals, and predict/select intervals that include the parameters' "
+                  "uncertainty; 0: off");
   fit->add(cmd);
   cmd->callback([=] {
     const el::Dataset d = el::read_dataset(*data);
     if (fit->options().descriptors) el::require_descriptors(d);
-    const el::EnergyModel m = el::fit_energy_model(d.samples, fit->options());
+    const el::EnergyModel m =
+        *bootstrap == 0
+            ? el::fit_energy_model(d.samples, fit->options())
+            : el::fit_with_bootstrap(d.samples, fit->options(), {*bootstrap, fit->options().seed});
     std::vector<double> measured, predicted;
     for (const auto& s : d.samples) {
       measured.push_back(s.energy->value());

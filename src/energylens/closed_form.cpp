@@ -21,12 +21,22 @@ const std::array<ParamInfo, kParams>& parameter_info() {
       {"g2_d", "decode PP scaling exponent", -2.0, 2.0, false},
       {"d1", "fixed overhead per TP degree (J)", 0.0, 1e9, true},
       {"d2", "fixed overhead per PP degree (J)", 0.0, 1e9, true},
+      // Ours: J per token per unit of the descriptor ratio and extra degree; non-negative
+      // because each models a cost (traffic, idle power), never a saving.
+      {"c_tp", "TP all-reduce energy (J per token per extra TP degree per unit rho)", 0.0, 1e9,
+       true},
+      {"c_pp", "pipeline bubble energy (J per output token per extra stage per unit sigma)", 0.0,
+       1e9, true},
+      {"c_dp", "idle replica energy (J per output token per extra replica per unit sigma)", 0.0,
+       1e9, true},
   }};
   return info;
 }
 
-Features features_of(const Sample& s) {
-  return Features{s.tp, s.pp, s.batch, s.input_tokens.value_or(1.0), s.output_tokens};
+Features features_of(const Sample& s, const ParallelRatios& ratios) {
+  return Features{
+      s.tp, s.pp,           s.batch,          s.input_tokens.value_or(1.0), s.output_tokens,
+      s.dp, ratios.tp_comm, ratios.idle_power};
 }
 
 namespace {
@@ -51,18 +61,32 @@ double phase(const Params& p, std::size_t first, double tokens, const Features& 
   return term;
 }
 
+// Per-unit values of the linear parallelism and overhead terms, in the order d1, d2, c_tp, c_pp,
+// c_dp. TP all-reduces every token it processes (prompt and output); bubbles and idle replicas
+// cost per decode step, i.e. per output token.
+std::array<double, 5> linear_units(const Features& x) {
+  return {x.tp, x.pp, (x.input_tokens + x.output_tokens) * (x.tp - 1.0) * x.tp_comm_ratio,
+          x.output_tokens * (x.pp - 1.0) * x.idle_power_share,
+          x.output_tokens * (x.dp - 1.0) * x.idle_power_share};
+}
+constexpr std::array<std::size_t, 5> kLinearTail = {d1, d2, c_tp, c_pp, c_dp};
+
 }  // namespace
 
 double closed_form(const Params& p, const Features& x) {
-  return phase(p, a_p, x.input_tokens, x, nullptr) + phase(p, a_d, x.output_tokens, x, nullptr) +
-         p[d1] * x.tp + p[d2] * x.pp;
+  double e = phase(p, a_p, x.input_tokens, x, nullptr) + phase(p, a_d, x.output_tokens, x, nullptr);
+  const auto units = linear_units(x);
+  for (std::size_t j = 0; j < units.size(); ++j) e += p[kLinearTail[j]] * units[j];
+  return e;
 }
 
 double closed_form(const Params& p, const Features& x, Gradient& grad) {
-  const double e = phase(p, a_p, x.input_tokens, x, &grad) +
-                   phase(p, a_d, x.output_tokens, x, &grad) + p[d1] * x.tp + p[d2] * x.pp;
-  grad[d1] = x.tp;
-  grad[d2] = x.pp;
+  double e = phase(p, a_p, x.input_tokens, x, &grad) + phase(p, a_d, x.output_tokens, x, &grad);
+  const auto units = linear_units(x);
+  for (std::size_t j = 0; j < units.size(); ++j) {
+    e += p[kLinearTail[j]] * units[j];
+    grad[kLinearTail[j]] = units[j];
+  }
   return e;
 }
 

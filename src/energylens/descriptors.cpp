@@ -108,9 +108,17 @@ ScaleVector scale_vector(const ModelDescriptors& m, const GpuDescriptors& g) {
   return v;
 }
 
-const ScaleVector& DescriptorCache::of(const Sample& s, std::string_view source) {
-  const auto key = std::make_pair(s.model, s.gpu);
-  if (const auto it = vectors_.find(key); it != vectors_.end()) return it->second;
+ParallelRatios parallel_ratios(const ModelDescriptors& m, const GpuDescriptors& g) {
+  // Per token and GPU a TP ring all-reduce moves 2 (TP - 1) / TP x hidden x 2 B twice per layer
+  // (Megatron-LM, Shoeybi et al. 2019, Sec. 3); streaming a GPU's weight shard takes
+  // 2 N / TP B at HBM bandwidth. Their time ratio is 4 x layers x hidden x (TP - 1) / N x
+  // HBM / link; the term carries the TP - 1.
+  const double rho = 4.0 * m.layers * m.hidden_size / m.parameters *
+                     (g.memory_bandwidth_gbps / g.interconnect_gbps);
+  return {rho, g.static_power_w / g.power_limit_w};
+}
+
+void DescriptorCache::look_up(const Sample& s, std::string_view source) {
   const std::string where = fmt::format("{}:{}", source, s.line);
   if (s.model.empty())
     throw Error::invalid(where, "model", "", "descriptor scale needs a model name per row");
@@ -122,7 +130,21 @@ const ScaleVector& DescriptorCache::of(const Sample& s, std::string_view source)
   } catch (const Error& e) {
     throw Error(fmt::format("{}: {}", where, e.what()), e.kind());
   }
-  return vectors_[key] = scale_vector(models_.at(s.model), gpus_.at(s.gpu));
+  const auto key = std::make_pair(s.model, s.gpu);
+  vectors_[key] = scale_vector(models_.at(s.model), gpus_.at(s.gpu));
+  ratios_[key] = parallel_ratios(models_.at(s.model), gpus_.at(s.gpu));
+}
+
+const ScaleVector& DescriptorCache::of(const Sample& s, std::string_view source) {
+  const auto key = std::make_pair(s.model, s.gpu);
+  if (!vectors_.contains(key)) look_up(s, source);
+  return vectors_.at(key);
+}
+
+const ParallelRatios& DescriptorCache::ratios(const Sample& s, std::string_view source) {
+  const auto key = std::make_pair(s.model, s.gpu);
+  if (!ratios_.contains(key)) look_up(s, source);
+  return ratios_.at(key);
 }
 
 void attach_descriptors(Dataset& data) {

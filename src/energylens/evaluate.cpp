@@ -144,7 +144,9 @@ Scores random_splits(const Dataset& data, std::size_t n, const EvaluateOptions& 
   return summarise(runs);
 }
 
-const std::string& column_of(const Sample& s, const std::string& column) {
+// "parallelism" holds out one TP x PP x DP configuration: a deployment shape never measured.
+std::string column_of(const Sample& s, const std::string& column) {
+  if (column == "parallelism") return fmt::format("tp{} pp{} dp{}", s.tp, s.pp, s.dp);
   return column == "model" ? s.model : s.gpu;
 }
 
@@ -265,7 +267,7 @@ EvaluationReport evaluate(const Dataset& data, const EvaluateOptions& options) {
   for (std::size_t s : options.curve_sizes)
     if (s >= 2 && s + 2 <= n) sizes.push_back(s);
   std::vector<std::string> columns;
-  for (const char* column : {"model", "gpu"})
+  for (const char* column : {"model", "gpu", "parallelism"})
     if (!named_values(data, column).empty()) columns.push_back(column);
   Progress progress("energylens evaluate",
                     static_cast<std::size_t>(options.seeds) * (1 + sizes.size() + columns.size()),

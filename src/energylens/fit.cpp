@@ -24,11 +24,22 @@ struct Problem {
   std::vector<std::string> scale_by;
   Loss loss = Loss::kRelative;
 
-  Problem(const std::vector<Sample>& rows, Loss l, const std::vector<std::string>& by)
+  // The linear parameters the fit may move (the parallelism terms' stay at 0 when left out).
+  std::vector<std::size_t> linear;
+
+  Problem(const std::vector<Sample>& rows, Loss l, const std::vector<std::string>& by,
+          bool descriptors = false, bool parallel_terms = true)
       : groups(rows, by), scale_by(by), loss(l) {
+    for (std::size_t k = 0; k < kParams; ++k) {
+      const bool parallel =
+          std::find(kParallelParams.begin(), kParallelParams.end(), k) != kParallelParams.end();
+      if (parameter_info()[k].linear && (parallel_terms || !parallel)) linear.push_back(k);
+    }
+    DescriptorCache cache;
     for (const Sample& s : rows) {
       if (!s.energy) throw Error(fmt::format("line {}: energy_j is required for fitting", s.line));
-      x.push_back(features_of(s));
+      x.push_back(
+          features_of(s, descriptors ? cache.ratios(s, "training data") : ParallelRatios{}));
       energy.push_back(s.energy->value());
     }
   }
@@ -57,19 +68,22 @@ struct Problem {
     return v;
   }
 
-  // With the non-linear parameters fixed the closed form is linear in a_p, a_d, d1, d2: solve
-  // for them by non-negative least squares on relative residuals (active-set: drop negatives).
+  // With the non-linear parameters fixed the closed form is linear in a_p, a_d and the
+  // overhead and parallelism coefficients: solve for them by non-negative least squares on
+  // relative residuals (active-set: drop negatives).
   void init_linear(Params& p) const {
-    const std::array<std::size_t, 4> lin = {a_p, a_d, d1, d2};
+    const std::size_t m = linear.size();
     Params unit = p;
-    std::array<bool, 4> active = {true, true, true, true};
-    for (int pass = 0; pass < 4; ++pass) {
-      Eigen::MatrixXd A(x.size(), 4);
+    for (std::size_t k : kParallelParams) p[k] = 0.0;
+    std::vector<bool> active(m, true);
+    for (std::size_t pass = 0; pass <= m; ++pass) {
+      Eigen::MatrixXd A(x.size(), m);
       for (std::size_t i = 0; i < x.size(); ++i) {
-        for (std::size_t j = 0; j < 4; ++j) {
+        for (std::size_t j = 0; j < m; ++j) {
           Params q = unit;
-          for (std::size_t k : lin) q[k] = 0.0;
-          q[lin[j]] = active[j] ? 1.0 : 0.0;
+          for (std::size_t k : linear) q[k] = 0.0;
+          for (std::size_t k : kParallelParams) q[k] = 0.0;
+          q[linear[j]] = active[j] ? 1.0 : 0.0;
           A(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) =
               closed_form(q, x[i]) / energy[i];
         }
@@ -77,13 +91,13 @@ struct Problem {
       const Eigen::VectorXd ones = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(x.size()));
       const Eigen::VectorXd theta = A.colPivHouseholderQr().solve(ones);
       bool changed = false;
-      for (std::size_t j = 0; j < 4; ++j) {
+      for (std::size_t j = 0; j < m; ++j) {
         const double t = active[j] ? theta(static_cast<Eigen::Index>(j)) : 0.0;
         if (!(t >= 0.0) && active[j]) {
           active[j] = false;
           changed = true;
         }
-        p[lin[j]] = std::isfinite(t) ? std::max(t, 0.0) : 0.0;
+        p[linear[j]] = std::isfinite(t) ? std::max(t, 0.0) : 0.0;
       }
       if (!changed) break;
     }
@@ -121,8 +135,11 @@ Start run_lbfgsb(const Problem& problem, Params p, int max_iterations) {
   Eigen::VectorXd z(kParams), lb(kParams), ub(kParams);
   for (std::size_t k = 0; k < kParams; ++k) {
     const auto i = static_cast<Eigen::Index>(k);
+    const bool fixed_zero =
+        info[k].linear &&
+        std::find(problem.linear.begin(), problem.linear.end(), k) == problem.linear.end();
     lb(i) = info[k].lower / scale[k];
-    ub(i) = info[k].upper / scale[k];
+    ub(i) = fixed_zero ? lb(i) : info[k].upper / scale[k];
     z(i) = std::clamp(p[k] / scale[k], lb(i), ub(i));
   }
   LBFGSpp::LBFGSBParam<double> param;
@@ -234,7 +251,8 @@ void fit_scale_term(EnergyModel& model, const Problem& problem, const std::vecto
   model.scale_fit = fit_scale(evidence, dof >= 1.0 ? squares / dof : 0.0, kScaleRidge, per_group);
   model.scale_exponents = model.scale_fit.slopes;
   const double level = std::exp(model.scale_fit.intercept);
-  for (std::size_t k : {a_p, a_d, d1, d2}) model.params[k] *= level;
+  for (std::size_t k = 0; k < kParams; ++k)
+    if (parameter_info()[k].linear) model.params[k] *= level;
   for (std::size_t g = 0; g < groups; ++g) {
     model.scales[problem.groups.names[g]] =
         std::exp(per_group[g].log_scale - model.scale_fit.intercept);
@@ -310,15 +328,32 @@ double EnergyModel::scale_of(const Sample& s, double* log_variance) const {
   return std::exp(scale_fit.predict(x, family_of(s, scale_by), log_variance) - scale_fit.intercept);
 }
 
+Features EnergyModel::features(const Sample& s) const {
+  return features_of(s, descriptors ? descriptor_cache_->ratios(s, "data") : ParallelRatios{});
+}
+
 Joules EnergyModel::predict(const Sample& s) const {
-  return Joules(scale_of(s) * closed_form(params, features_of(s)));
+  return Joules(scale_of(s) * closed_form(params, features(s)));
 }
 
 Interval EnergyModel::interval(const Sample& s) const {
   double scale_variance = 0.0;
-  const double point = scale_of(s, &scale_variance) * closed_form(params, features_of(s));
-  const double half = interval_z() * std::sqrt(scale_fit.row_variance + scale_variance);
+  const double point = scale_of(s, &scale_variance) * closed_form(params, features(s));
+  const double half =
+      interval_z() * std::sqrt(scale_fit.row_variance + scale_variance + replicate_log_variance(s));
   return {Joules(point * std::exp(-half)), Joules(point * std::exp(half))};
+}
+
+double EnergyModel::replicate_log_variance(const Sample& s) const {
+  if (replicates.size() < 2) return 0.0;
+  double sum = 0.0, squares = 0.0;
+  for (const EnergyModel& r : replicates) {
+    const double x = std::log(r.predict(s).value());
+    sum += x;
+    squares += x * x;
+  }
+  const double n = static_cast<double>(replicates.size());
+  return std::max(0.0, (squares - sum * sum / n) / (n - 1.0));
 }
 
 Json EnergyModel::to_json() const {
@@ -341,6 +376,8 @@ Json EnergyModel::to_json() const {
       row.push_back(scale_fit.inverse(i, j));
     inverse.push_back(row);
   }
+  Json replicate_json = Json::array();
+  for (const EnergyModel& r : replicates) replicate_json.push_back(r.to_json());
   return Json{{"params", p},
               {"loss", loss_name(loss)},
               {"scale_by", scale_by},
@@ -354,13 +391,20 @@ Json EnergyModel::to_json() const {
               {"scale_inverse", inverse},
               {"scales", groups},
               {"train_loss", train_loss},
-              {"train_rows", train_rows}};
+              {"train_rows", train_rows},
+              {"bootstrap", replicate_json}};
 }
 
 EnergyModel EnergyModel::from_json(const JsonValue& v) {
   EnergyModel m;
   const JsonValue p = v.at("params");
-  for (std::size_t k = 0; k < kParams; ++k) m.params[k] = p.number(parameter_info()[k].name);
+  for (std::size_t k = 0; k < kParams; ++k) {
+    // Models saved before the parallelism terms existed predict as if they were 0.
+    const bool parallel =
+        std::find(kParallelParams.begin(), kParallelParams.end(), k) != kParallelParams.end();
+    const auto name = parameter_info()[k].name;
+    m.params[k] = parallel ? p.number_or(name, 0.0) : p.number(name);
+  }
   m.loss = parse_loss(v.string("loss"));
   const JsonValue sb = v.at("scale_by");
   for (std::size_t i = 0; i < sb.size(); ++i) m.scale_by.push_back(sb.at(i).as_string());
@@ -403,6 +447,10 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
   }
   m.train_loss = v.number_or("train_loss", 0.0);
   m.train_rows = static_cast<std::size_t>(v.integer_or("train_rows", 0));
+  if (v.contains("bootstrap")) {
+    const JsonValue reps = v.at("bootstrap");
+    for (std::size_t i = 0; i < reps.size(); ++i) m.replicates.push_back(from_json(reps.at(i)));
+  }
   return m;
 }
 
@@ -424,7 +472,8 @@ EnergyModel fit_energy_model(const std::vector<Sample>& rows, const FitOptions& 
     throw Error::invalid(
         "", "--scale-by", fmt::format("{}", fmt::join(options.scale_by, ",")),
         "the descriptor scale needs groups by model and gpu (or --descriptors off)");
-  const Problem problem(rows, options.loss, options.scale_by);
+  const Problem problem(rows, options.loss, options.scale_by, options.descriptors,
+                        options.parallel_terms);
   std::vector<GroupEvidence> evidence = group_evidence(problem, rows, options.descriptors);
   Rng rng(options.seed);
   EnergyModel model;

@@ -26,11 +26,11 @@ Params random_params(Rng& rng) {
 TEST(EnergyLensClosedForm, MatchesHandComputedValues) {
   // Prefill 2 x 100 / (4^1 + 1) = 40; decode 3 x 50 / (4^0.5 + 0) x 2^1 x 4^-1 = 37.5;
   // overhead 5 x 2 + 7 x 4 = 38.
-  const Params simple{2, 1, 1, 0, 0, 3, 0.5, 0, 1, -1, 5, 7};
+  const Params simple{2, 1, 1, 0, 0, 3, 0.5, 0, 1, -1, 5, 7, 0, 0, 0};
   EXPECT_NEAR(closed_form(simple, Features{2, 4, 4, 100, 50}), 40 + 37.5 + 38, 1e-12);
   // Prefill 1 x 9 / (2^2 + 0.5) x 4^-1 x 4^0.5 = 1; decode 0.1 x 30 / (2^1 + 2) x 4^0 x 4^2 = 12;
   // overhead 0 x 4 + 1 x 4 = 4.
-  const Params mixed{1, 2, 0.5, -1, 0.5, 0.1, 1, 2, 0, 2, 0, 1};
+  const Params mixed{1, 2, 0.5, -1, 0.5, 0.1, 1, 2, 0, 2, 0, 1, 0, 0, 0};
   EXPECT_NEAR(closed_form(mixed, Features{4, 4, 2, 9, 30}), 1 + 12 + 4, 1e-12);
   // The linear parameters' partial derivatives are their per-unit terms: 20, 12.5, TP, PP.
   Gradient g;
@@ -39,14 +39,32 @@ TEST(EnergyLensClosedForm, MatchesHandComputedValues) {
   EXPECT_NEAR(g[a_d], 12.5, 1e-12);
   EXPECT_EQ(g[d1], 2);
   EXPECT_EQ(g[d2], 4);
+  // Parallelism terms: TP all-reduce 0.01 x (100 + 50) x (2 - 1) x 0.5 = 0.75; bubble
+  // 0.2 x 50 x (4 - 1) x 0.25 = 7.5; idle replicas 0.1 x 50 x (3 - 1) x 0.25 = 2.5.
+  Params parallel = simple;
+  parallel[c_tp] = 0.01;
+  parallel[c_pp] = 0.2;
+  parallel[c_dp] = 0.1;
+  const Features x{2, 4, 4, 100, 50, 3, 0.5, 0.25};
+  EXPECT_NEAR(closed_form(parallel, x), 40 + 37.5 + 38 + 0.75 + 7.5 + 2.5, 1e-12);
+  closed_form(parallel, x, g);
+  EXPECT_NEAR(g[c_tp], 75, 1e-12);
+  EXPECT_NEAR(g[c_pp], 37.5, 1e-12);
+  EXPECT_NEAR(g[c_dp], 25, 1e-12);
 }
 
 TEST(EnergyLensClosedForm, GradientMatchesCentralDifferences) {
   Rng rng(7);
   for (int trial = 0; trial < 50; ++trial) {
     const Params p = random_params(rng);
-    const Features x{std::pow(2.0, double(rng.integer(0, 3))), double(rng.integer(1, 4)),
-                     rng.uniform(1.0, 512.0), rng.uniform(10.0, 2000.0), rng.uniform(10.0, 2000.0)};
+    const Features x{std::pow(2.0, double(rng.integer(0, 3))),
+                     double(rng.integer(1, 4)),
+                     rng.uniform(1.0, 512.0),
+                     rng.uniform(10.0, 2000.0),
+                     rng.uniform(10.0, 2000.0),
+                     double(rng.integer(1, 4)),
+                     rng.uniform(0.01, 2.0),
+                     rng.uniform(0.1, 0.4)};
     Gradient g;
     const double value = closed_form(p, x, g);
     EXPECT_DOUBLE_EQ(value, closed_form(p, x));

@@ -63,7 +63,8 @@ Dataset descriptor_grid(const Params& shape, const ScaleVector& kappa, double ta
             const ScaleVector& x = cache.of(s, d.source);
             double log_scale = effect + sigma * rng.normal(0.0, 1.0);
             for (std::size_t j = 0; j < kScaleTerms; ++j) log_scale += kappa[j] * x[j];
-            s.energy = Joules(closed_form(shape, features_of(s)) * std::exp(log_scale));
+            s.energy = Joules(closed_form(shape, features_of(s, cache.ratios(s, d.source))) *
+                              std::exp(log_scale));
             s.line = line++;
             d.samples.push_back(s);
           }

@@ -2,8 +2,13 @@
 //   E = a_p * in  / (batch^b_p + e_p) * TP^g1p * PP^g2p      (prefill)
 //     + a_d * out / (batch^b_d + e_d) * TP^g1d * PP^g2d      (decode)
 //     + d1 * TP + d2 * PP                                    (per-degree overhead)
-// with the twelve parameters in the order of `Param`. The paper gives no bounds; ours are in
-// parameter_info() and docs/energylens.md.
+// extended by three parallelism terms of ours, each a physical cost per token (docs/energylens.md,
+// "Parallelism"):
+//     + c_tp * (in + out) * (TP - 1) * rho                   (TP all-reduce traffic)
+//     + c_pp * out * (PP - 1) * sigma                        (pipeline bubble: idle stages)
+//     + c_dp * out * (DP - 1) * sigma                        (idle share of extra replicas)
+// rho: a token's all-reduce time over the time to stream the weights once (model and link
+// descriptors), sigma: static over limit power (GPU). Parameters in the order of `Param`.
 #pragma once
 
 #include <array>
@@ -14,8 +19,26 @@
 
 namespace kareus::energylens {
 
-enum Param : std::size_t { a_p, b_p, e_p, g1_p, g2_p, a_d, b_d, e_d, g1_d, g2_d, d1, d2 };
-inline constexpr std::size_t kParams = 12;
+enum Param : std::size_t {
+  a_p,
+  b_p,
+  e_p,
+  g1_p,
+  g2_p,
+  a_d,
+  b_d,
+  e_d,
+  g1_d,
+  g2_d,
+  d1,
+  d2,
+  c_tp,
+  c_pp,
+  c_dp
+};
+inline constexpr std::size_t kParams = 15;
+// The parallelism terms' coefficients, fixed at 0 when a fit leaves them out.
+inline constexpr std::array<std::size_t, 3> kParallelParams = {c_tp, c_pp, c_dp};
 using Params = std::array<double, kParams>;
 using Gradient = std::array<double, kParams>;
 
@@ -24,7 +47,7 @@ struct ParamInfo {
   std::string_view meaning;
   double lower;
   double upper;
-  bool linear;  // the closed form is linear in it (a_p, a_d, d1, d2)
+  bool linear;  // the closed form is linear in it (a_p, a_d, d1, d2, c_tp, c_pp, c_dp)
 };
 
 const std::array<ParamInfo, kParams>& parameter_info();
@@ -38,8 +61,18 @@ struct Features {
   double batch = 1.0;
   double input_tokens = 1.0;
   double output_tokens = 1.0;
+  double dp = 1.0;
+  // Descriptor ratios of the parallelism terms; 1 where the model or GPU is not described
+  // (descriptors off), so the terms then grow with the degree alone.
+  double tp_comm_ratio = 1.0;     // rho = 4 x layers x hidden / N x (HBM GB/s / link GB/s)
+  double idle_power_share = 1.0;  // sigma = static power / power limit
 };
-Features features_of(const Sample& s);
+// The descriptor ratios of a row's model and GPU (parallel_ratios() in descriptors.hpp).
+struct ParallelRatios {
+  double tp_comm = 1.0;
+  double idle_power = 1.0;
+};
+Features features_of(const Sample& s, const ParallelRatios& ratios = {});
 
 double closed_form(const Params& p, const Features& x);
 // Value and the analytic gradient with respect to all twelve parameters.

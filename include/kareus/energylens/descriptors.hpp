@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "kareus/energylens/closed_form.hpp"
 #include "kareus/energylens/dataset.hpp"
 
 namespace kareus::energylens {
@@ -50,17 +51,25 @@ std::string_view scale_term_name(std::size_t term);
 std::string_view scale_term_meaning(std::size_t term);
 
 ScaleVector scale_vector(const ModelDescriptors& m, const GpuDescriptors& g);
+// The parallelism terms' ratios (closed_form.hpp): rho, one token's TP all-reduce bytes (two per
+// layer, 2 B activations, the ring's 2 (TP - 1) / TP folded into the term's TP - 1) over the
+// model's weight bytes, times HBM over link bandwidth; sigma, static over limit power.
+ParallelRatios parallel_ratios(const ModelDescriptors& m, const GpuDescriptors& g);
 
 // Looks every (model, GPU) of a run up once. A row without a model or GPU name, or one the
 // catalogues do not know, is an Error naming the row's line.
 class DescriptorCache {
  public:
   const ScaleVector& of(const Sample& s, std::string_view source);
+  const ParallelRatios& ratios(const Sample& s, std::string_view source);
 
  private:
+  void look_up(const Sample& s, std::string_view source);
+
   std::map<std::string, ModelDescriptors> models_;
   std::map<std::string, GpuDescriptors> gpus_;
   std::map<std::pair<std::string, std::string>, ScaleVector> vectors_;
+  std::map<std::pair<std::string, std::string>, ParallelRatios> ratios_;
 };
 
 // Fills every row's Sample::descriptors (what symbolic regression searches over), with

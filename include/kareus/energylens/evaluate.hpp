@@ -49,11 +49,11 @@ struct Extrapolation {
   Scores scores;
 };
 
-// Transfer to a model (or GPU) never measured: each of its values in turn is held out, the
-// models train on `train_size` random rows of the others (all of them if fewer), and every row
-// is scored by the fold that held it out; one score per seed over all rows.
+// Transfer to a model, GPU or TP x PP x DP configuration never measured: each of its values in
+// turn is held out, the models train on `train_size` random rows of the others (all of them if
+// fewer), and every row is scored by the fold that held it out; one score per seed over all rows.
 struct LeaveOneOut {
-  std::string column;  // "model" or "gpu"
+  std::string column;  // "model", "gpu" or "parallelism"
   std::size_t folds = 0;
   Scores scores;
 };

@@ -43,6 +43,10 @@ struct FitOptions {
   // data/models and data/gpus know); false: by their geometric mean only. The CLI and the
   // benchmark turn it on.
   bool descriptors = false;
+  // Fit the TP all-reduce, pipeline-bubble and idle-replica terms (closed_form.hpp); false holds
+  // them at 0 (the paper's form). Off by default: on ML.ENERGY they improve ranking across
+  // parallel configurations but some 50-row fits extrapolate them badly (docs/benchmarks).
+  bool parallel_terms = false;
 };
 
 // Two-sided coverage of the intervals predict() reports.
@@ -71,14 +75,19 @@ struct EnergyModel {
   double train_loss = 0.0;
   std::size_t train_rows = 0;
   int restarts_converged = 0;
+  // Fits to bootstrap resamples of the training rows (bootstrap.hpp); empty unless asked for.
+  std::vector<EnergyModel> replicates;
 
   // A training group's multiplier, else the scale term's (1 without descriptors); the variance
   // of its logarithm goes to `log_variance` when given.
   double scale_of(const Sample& s, double* log_variance = nullptr) const;
   Joules predict(const Sample& s) const;
-  // Where the measurement should fall with probability kIntervalCoverage: the row noise and the
-  // scale's uncertainty, log-normal around the prediction.
+  // Where the measurement should fall with probability kIntervalCoverage: the row noise, the
+  // scale's uncertainty and, with replicates, the parameters' (the variance of the replicates'
+  // log predictions), log-normal around the prediction.
   Interval interval(const Sample& s) const;
+  // Sample variance of the log prediction for `s` over the replicates (0 with fewer than two).
+  double replicate_log_variance(const Sample& s) const;
   // Standard deviation of log energy between two rows of one scenario (same scale): how far
   // apart two predictions must be before their order is more than noise.
   double within_scenario_log_sd() const { return std::sqrt(2.0 * scale_fit.row_variance); }
@@ -86,6 +95,9 @@ struct EnergyModel {
   static EnergyModel from_json(const JsonValue& v);
 
  private:
+  // The closed form's inputs, with the descriptor ratios when the model was fitted with them.
+  Features features(const Sample& s) const;
+
   std::shared_ptr<DescriptorCache> descriptor_cache_ = std::make_shared<DescriptorCache>();
 };
 

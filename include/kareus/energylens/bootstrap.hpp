@@ -1,0 +1,33 @@
+// Bootstrap over the fitting rows: the fit repeated on B resamples (with replacement, seeded)
+// gives the parameters' own uncertainty, which the log-normal intervals of fit.hpp leave out.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "kareus/energylens/fit.hpp"
+
+namespace kareus::energylens {
+
+struct BootstrapOptions {
+  int replicates = 50;
+  std::uint64_t seed = 1;
+};
+
+struct ParamInterval {
+  double low = 0.0;
+  double high = 0.0;
+};
+
+// Fits `rows` once (the point model) and once per resample, stores the replicates in the
+// returned model (EnergyModel::replicates), so that its interval() widens by their spread.
+EnergyModel fit_with_bootstrap(const std::vector<Sample>& rows, const FitOptions& fit,
+                               const BootstrapOptions& bootstrap);
+
+// Percentile intervals (kIntervalCoverage, two-sided) of each closed-form parameter over the
+// replicates; empty without replicates. The linear parameters carry the scale term's level, so
+// theirs include how that level moves between resamples.
+std::vector<ParamInterval> parameter_intervals(const EnergyModel& model);
+
+}  // namespace kareus::energylens
