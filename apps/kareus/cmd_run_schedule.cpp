@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "flag_checks.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/core/table.hpp"
@@ -69,8 +70,7 @@ struct Played {
   runtime::ControllerStats stats;
 };
 
-void play(const RunScheduleFlags& f, const Schedule& s, std::vector<Step>& steps,
-          Played& out) {
+void play(const RunScheduleFlags& f, const Schedule& s, std::vector<Step>& steps, Played& out) {
   auto nvml = std::make_shared<const nvml::Nvml>();
   std::unique_ptr<runtime::ClockBackend> backend;
   if (f.daemon.empty()) {
@@ -132,8 +132,8 @@ std::string format_report(const RunScheduleFlags& f, const Schedule& s,
   return out;
 }
 
-Json report_json(const RunScheduleFlags& f, const Schedule& s,
-                 const std::vector<Step>& steps, const Played* played) {
+Json report_json(const RunScheduleFlags& f, const Schedule& s, const std::vector<Step>& steps,
+                 const Played* played) {
   Json instructions = Json::array();
   for (const Step& st : steps) {
     const auto& in = *st.instruction;
@@ -201,7 +201,7 @@ void register_run_schedule_command(CLI::App& app) {
   cmd->add_flag("--dry-run", flags->dry_run, "Print what would be applied; touch no GPU");
   cmd->add_option("--stage", flags->stage,
                   "Pipeline stage to show or play (default: all for --dry-run)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--gpu", flags->gpu, "NVML index of the GPU to play on")->capture_default_str();
   cmd->add_option("--hold-ms", flags->hold_ms, "How long each instruction holds its clock")
       ->capture_default_str();

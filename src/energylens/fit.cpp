@@ -360,7 +360,14 @@ Json EnergyModel::to_json() const {
 EnergyModel EnergyModel::from_json(const JsonValue& v) {
   EnergyModel m;
   const JsonValue p = v.at("params");
-  for (std::size_t k = 0; k < kParams; ++k) m.params[k] = p.number(parameter_info()[k].name);
+  // A hand-edited parameter outside its fitting bounds can predict negative energy.
+  for (std::size_t k = 0; k < kParams; ++k) {
+    const ParamInfo& info = parameter_info()[k];
+    const JsonValue value = p.at(info.name);
+    m.params[k] = value.as_number();
+    if (m.params[k] < info.lower || m.params[k] > info.upper)
+      value.fail(fmt::format("{} must lie in [{:g}, {:g}]", info.name, info.lower, info.upper));
+  }
   m.loss = parse_loss(v.string("loss"));
   const JsonValue sb = v.at("scale_by");
   for (std::size_t i = 0; i < sb.size(); ++i) m.scale_by.push_back(sb.at(i).as_string());
