@@ -2,7 +2,7 @@
 BUILD ?= build
 KAREUS := $(BUILD)/apps/kareus/kareus
 
-.PHONY: setup demo test bench mutants format package
+.PHONY: setup demo test bench mutants format package sanitize fuzz
 
 setup:
 	@scripts/setup.sh
@@ -29,6 +29,22 @@ bench: setup
 # mutant rebuilds a test executable; not part of `make test`). See docs/testing.md.
 mutants: setup
 	scripts/mutants.sh
+
+# The core, executor, NVML, runtime and schedule tests under ASan and UBSan in build-sanitize/
+# (not part of `make test`: the instrumented build takes long on a small machine; see
+# docs/hardening.md).
+SANITIZE_TESTS := test_core test_executor test_nvml test_runtime test_schedule
+sanitize:
+	@KAREUS_BUILD_DIR=build-sanitize KAREUS_SANITIZE=address,undefined scripts/setup.sh \
+	  $(SANITIZE_TESTS)
+	@set -e; for t in $(SANITIZE_TESTS); do \
+	  KAREUS_DATA_DIR=$(CURDIR)/data XDG_CACHE_HOME=$(CURDIR)/build-sanitize/test-cache \
+	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  build-sanitize/tests/$${t#test_}/$$t --gtest_brief=1; done
+
+# libFuzzer over every reader, FUZZ_SECONDS (default 20) each; see docs/hardening.md.
+fuzz:
+	scripts/fuzz.sh
 
 format:
 	clang-format -i $$(git ls-files '*.hpp' '*.cpp' '*.h' '*.c')

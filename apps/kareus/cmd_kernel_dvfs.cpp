@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "flag_checks.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/hardware/gpu_spec.hpp"
 #include "kareus/kernel_dvfs/emulated.hpp"
@@ -179,10 +180,12 @@ void register_kernel_dvfs_command(CLI::App& app) {
                   "torch.profiler Chrome trace JSON, recorded at --trace-clock-mhz on --gpu")
       ->check(CLI::ExistingFile);
   cmd->add_option("--trace-clock-mhz", flags->trace_clock_mhz, "SM clock the trace ran at")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   flags->workload.add_to(*cmd);
+  // The study's work grows with kernels x time bins; 1024 layers is several times the deepest
+  // model in data/models, and far beyond any, yet still finishes.
   cmd->add_option("--layers", flags->layers, "Transformer layers for --model (forward + backward)")
-      ->check(CLI::PositiveNumber)
+      ->check(integer_in(1, 1024))
       ->capture_default_str();
   cmd->add_option("--slowdown", flags->slowdowns,
                   "Slowdown bound(s) vs the reference time: 0.6% or 0.006 (several allowed)")
@@ -192,24 +195,24 @@ void register_kernel_dvfs_command(CLI::App& app) {
   cmd->add_option(
          "--power-limit-w", flags->power_limit_w,
          "GPU power limit for the default-governor baseline (default: the GPU's, when known)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_flag("--ideal", flags->ideal,
                 "Ignore clock-switch latency and energy, as the paper does");
   cmd->add_option("--switch-latency-ms", flags->switch_latency_ms,
                   "Latency of every clock switch (default 25 ms)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--switch-latency-csv", flags->switch_latency_csv,
                   "Measured L(from, to): from_mhz,to_mhz,latency_ms")
       ->check(CLI::ExistingFile);
   cmd->add_option("--switch-power-w", flags->switch_power_w,
                   "Power drawn while a switch stalls the stream (default: the GPU's static power, "
                   "else the lowest kernel power)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--min-dwell-ms", flags->min_dwell_ms,
                   "Group consecutive kernels into phases lasting at least this long")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--time-bins", flags->time_bins, "DP resolution: quanta of the time slack")
-      ->check(CLI::Range(1, 1000000))
+      ->check(integer_in(1, 1000000))
       ->capture_default_str();
   cmd->add_flag("--plan", flags->plan, "Print the clock of every kernel");
   cmd->add_flag("--curve", flags->curve, "Print the energy-time curve (Lagrangian sweep)");

@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "deprecated_alias.hpp"
+#include "flag_checks.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/core/table.hpp"
@@ -201,7 +202,7 @@ void register_run_schedule_command(CLI::App& app) {
   cmd->add_flag("--dry-run", flags->dry_run, "Print what would be applied; touch no GPU");
   cmd->add_option("--stage", flags->stage,
                   "Pipeline stage to show or play (default: all for --dry-run)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   // --device, not --gpu: everywhere else --gpu is a GPU type (docs/cli.md).
   auto* device = cmd->add_option("--device", flags->gpu, "NVML index of the GPU to play on")
                      ->capture_default_str();

@@ -117,7 +117,7 @@ void register_simulate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--breakdown", flags->breakdown, "Per-kernel table");
   cmd->add_flag("--json", flags->json, "Print one JSON document");
-  cmd->callback([flags] {
+  cmd->callback([flags, clock] {
     const auto w = flags->workload.resolve();
     emulator::IterationOptions opt;
     std::string clock_text;
@@ -128,7 +128,8 @@ void register_simulate_command(CLI::App& app) {
       clock_text =
           fmt::format("default governor (power limit {:g} W)", w.gpu.power_limit_default.value());
     } else {
-      const MHz f = flags->clock_mhz > 0 ? MHz(flags->clock_mhz) : w.gpu.clock_max;
+      // A given --clock is checked as given: 0, -5 or nan must not fall back to the maximum.
+      const MHz f = clock->count() > 0 ? MHz(flags->clock_mhz) : w.gpu.clock_max;
       require(w.gpu.supports_clock(f), "command line", "--clock", format_number(f.value()),
               fmt::format("must be a supported clock of {}: {:g}..{:g} MHz in steps of {:g}",
                           w.gpu.name, w.gpu.clock_min.value(), w.gpu.clock_max.value(),

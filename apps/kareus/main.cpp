@@ -5,7 +5,9 @@
 #include <exception>
 
 #include "commands.hpp"
+#include "flag_checks.hpp"
 #include "kareus/core/error.hpp"
+#include "kareus/core/text_file.hpp"
 #include "kareus/version.hpp"
 
 int main(int argc, char** argv) {
@@ -26,6 +28,7 @@ int main(int argc, char** argv) {
   kareus::cli::register_kernel_dvfs_command(app);
   kareus::cli::register_pipeline_solve_command(app);
   kareus::cli::register_run_schedule_command(app);
+  kareus::cli::check_numeric_flags(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -35,13 +38,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "kareus: %s\n", e.what());
+    std::fprintf(stderr, "kareus: %s\n", kareus::printable(e.what()).c_str());
     return 2;
   } catch (const kareus::Error& e) {
-    std::fprintf(stderr, "kareus: %s\n", e.what());
+    std::fprintf(stderr, "kareus: %s\n", kareus::printable(e.what()).c_str());
     return kareus::exit_code(e.kind());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "kareus: internal error: %s\n", e.what());
+    std::fprintf(stderr, "kareus: internal error: %s\n", kareus::printable(e.what()).c_str());
     return 3;
   }
   return 0;

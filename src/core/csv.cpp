@@ -5,10 +5,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "kareus/core/error.hpp"
+#include "kareus/core/text_file.hpp"
 
 namespace kareus {
 namespace {
@@ -62,11 +61,7 @@ std::string csv_escape(std::string_view field) {
 }
 
 CsvTable CsvTable::read_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("{}: cannot open file for reading", path.string()));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse(buffer.str(), path.string());
+  return parse(read_text_file(path), path.string());
 }
 
 CsvTable CsvTable::parse(std::string_view text, std::string source_name) {
@@ -94,19 +89,28 @@ CsvTable CsvTable::parse(std::string_view text, std::string source_name) {
     }
     auto fields = split_csv_record(record);
     if (!have_header) {
+      // A repeated column would be read from its first copy only, the second silently ignored.
+      for (std::size_t i = 0; i < fields.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+          if (fields[i] == fields[j])
+            throw Error(
+                fmt::format("{}:{}: column '{}' appears twice in the header: name each "
+                            "column once",
+                            table.source_, first_line, fields[i]));
       table.header_ = std::move(fields);
       have_header = true;
       continue;
     }
     if (fields.size() != table.header_.size()) {
-      throw Error(fmt::format("{}:{}: expected {} fields as in the header, found {}",
-                              table.source_, first_line, table.header_.size(), fields.size()));
+      throw Error(fmt::format("{}:{}: expected {} fields as in the header, found {}", table.source_,
+                              first_line, table.header_.size(), fields.size()));
     }
     table.cells_.push_back(std::move(fields));
     table.lines_.push_back(first_line);
     if (end >= text.size()) break;
   }
-  if (!have_header) throw Error(fmt::format("{}: empty file, expected a CSV header", table.source_));
+  if (!have_header)
+    throw Error(fmt::format("{}: empty file, expected a CSV header", table.source_));
   return table;
 }
 
@@ -121,15 +125,19 @@ void CsvTable::require_columns(const std::vector<std::string>& columns) const {
     if (!has_column(c)) {
       std::string have;
       for (const auto& h : header_) have += (have.empty() ? "" : ",") + h;
-      throw Error(fmt::format("{}: missing required column '{}' (header has: {})", source_, c,
-                              have));
+      throw Error(
+          fmt::format("{}: missing required column '{}' (header has: {})", source_, c, have));
     }
   }
 }
 
-std::size_t CsvRow::line() const { return table_->lines_[index_]; }
+std::size_t CsvRow::line() const {
+  return table_->lines_[index_];
+}
 
-bool CsvRow::has(std::string_view column) const { return table_->has_column(column); }
+bool CsvRow::has(std::string_view column) const {
+  return table_->has_column(column);
+}
 
 void CsvRow::fail(std::string_view column, std::string_view allowed) const {
   const auto idx = table_->column_index(column);

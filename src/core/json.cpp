@@ -1,12 +1,17 @@
 #include "kareus/core/json.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <sstream>
+#include <functional>
+#include <limits>
+#include <set>
 
 #include "kareus/core/error.hpp"
+#include "kareus/core/text_file.hpp"
 
 namespace kareus {
 namespace {
@@ -59,6 +64,35 @@ std::string message_of(const Json::exception& e) {
   return end == std::string::npos ? what : what.substr(end + 2);
 }
 
+// Where a document repeats a key in one object. nlohmann keeps the last value silently, so a
+// workload that says "tp" twice would run with whichever came second.
+class DuplicateKeyCheck {
+ public:
+  bool operator()(int /*depth*/, Json::parse_event_t event, Json& parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+        keys_.emplace_back();
+        break;
+      case Json::parse_event_t::object_end:
+        if (!keys_.empty()) keys_.pop_back();
+        break;
+      case Json::parse_event_t::key: {
+        const auto& key = parsed.get_ref<const std::string&>();
+        if (!keys_.empty() && !keys_.back().insert(key).second && !duplicate_) duplicate_ = key;
+        break;
+      }
+      default:
+        break;
+    }
+    return true;
+  }
+  const std::optional<std::string>& duplicate() const { return duplicate_; }
+
+ private:
+  std::vector<std::set<std::string>> keys_;
+  std::optional<std::string> duplicate_;
+};
+
 std::string short_dump(const Json& value) {
   std::string text = value.dump();
   if (text.size() > 60) text = text.substr(0, 57) + "...";
@@ -73,6 +107,19 @@ JsonValue::JsonValue(const Json& value, std::shared_ptr<const std::string> sourc
 
 void JsonValue::fail(std::string_view allowed) const {
   throw Error::invalid(*source_, pointer_.empty() ? "/" : pointer_, short_dump(*value_), allowed);
+}
+
+void JsonValue::reject_unknown_keys(std::initializer_list<std::string_view> known,
+                                    bool notes_allowed) const {
+  for (const std::string& key : keys()) {
+    if (notes_allowed && key.starts_with('_')) continue;
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      // Not at(key): that treats a null value as missing.
+      JsonValue(value_->at(key), source_, pointer_ + "/" + escape_pointer_token(key))
+          .fail(fmt::format("unknown field \"{}\"; allowed: {}{}", key, fmt::join(known, ", "),
+                            notes_allowed ? " and _notes" : ""));
+    }
+  }
 }
 
 bool JsonValue::contains(std::string_view key) const {
@@ -152,6 +199,13 @@ std::int64_t JsonValue::as_positive_integer() const {
   return v;
 }
 
+int JsonValue::as_positive_int() const {
+  const auto v = as_integer();
+  if (v <= 0 || v > std::numeric_limits<int>::max())
+    fail(fmt::format("expected a positive integer <= {}", std::numeric_limits<int>::max()));
+  return static_cast<int>(v);
+}
+
 std::string JsonValue::as_string() const {
   if (!value_->is_string()) fail("expected a string");
   return value_->get<std::string>();
@@ -183,11 +237,7 @@ bool JsonValue::bool_or(std::string_view key, bool fallback) const {
 }
 
 JsonDocument JsonDocument::load_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("{}: cannot open file for reading", path.string()));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse(buffer.str(), path.string());
+  return parse(read_text_file(path), path.string());
 }
 
 JsonDocument JsonDocument::parse(std::string_view text, std::string source_name) {
@@ -198,7 +248,12 @@ JsonDocument JsonDocument::parse(std::string_view text, std::string source_name)
                             *doc.source_, *at + 1, kMaxNesting));
   }
   try {
-    doc.json_ = std::make_shared<const Json>(Json::parse(text));
+    DuplicateKeyCheck check;
+    doc.json_ = std::make_shared<const Json>(Json::parse(text, std::ref(check)));
+    if (check.duplicate()) {
+      throw Error(fmt::format("{}: key \"{}\" appears twice in one object: give each key once",
+                              *doc.source_, *check.duplicate()));
+    }
   } catch (const Json::parse_error& e) {
     throw Error(fmt::format("{}: malformed JSON at byte {}: {}", *doc.source_, e.byte,
                             std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));

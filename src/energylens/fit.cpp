@@ -402,8 +402,16 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
     // Models saved before the parallelism terms existed predict as if they were 0.
     const bool parallel =
         std::find(kParallelParams.begin(), kParallelParams.end(), k) != kParallelParams.end();
-    const auto name = parameter_info()[k].name;
-    m.params[k] = parallel ? p.number_or(name, 0.0) : p.number(name);
+    const ParamInfo& info = parameter_info()[k];
+    if (parallel && !p.contains(info.name)) {
+      m.params[k] = 0.0;
+      continue;
+    }
+    // A hand-edited parameter outside its fitting bounds can predict negative energy.
+    const JsonValue value = p.at(info.name);
+    m.params[k] = value.as_number();
+    if (m.params[k] < info.lower || m.params[k] > info.upper)
+      value.fail(fmt::format("{} must lie in [{:g}, {:g}]", info.name, info.lower, info.upper));
   }
   m.loss = parse_loss(v.string("loss"));
   const JsonValue sb = v.at("scale_by");

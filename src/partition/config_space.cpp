@@ -151,7 +151,7 @@ std::size_t ConfigSpace::from_json(const JsonValue& value) const {
   if (value.raw().is_string()) return parse(value.as_string());
   if (!value.is_object())
     value.fail("a config key string or an object {slot, comm_sms, clock_mhz}");
-  return id_of({value.string("slot"), static_cast<int>(value.at("comm_sms").as_positive_integer()),
+  return id_of({value.string("slot"), value.at("comm_sms").as_positive_int(),
                 MHz(value.at("clock_mhz").as_positive_number())});
 }
 

@@ -108,9 +108,9 @@ Json partitions_page(const Schedule& s, const JsonValue& file) {
     const auto list = keys.at(key);
     for (std::size_t i = 0; i < list.size(); ++i) {
       const auto p = list.at(i);
-      const int clock = static_cast<int>(p.positive_integer("clock_mhz"));
+      const int clock = p.positive_int("clock_mhz");
       const std::string slot = p.string("slot");
-      const int sms = static_cast<int>(p.positive_integer("sms"));
+      const int sms = p.positive_int("sms");
       points.push_back({{"key", key},
                         {"clock_mhz", clock},
                         {"slot", slot},

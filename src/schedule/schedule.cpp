@@ -14,16 +14,6 @@ namespace {
 
 const std::set<std::string> kMethods = {"kareus", "perseus", "nanobatch-perseus", "megatron"};
 
-// A misspelt optional field would otherwise be ignored silently.
-void reject_unknown_keys(const JsonValue& object, std::initializer_list<std::string_view> known) {
-  for (const std::string& key : object.keys()) {
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      object.at(key).fail(
-          fmt::format("unknown field \"{}\"; allowed: {}", key, fmt::join(known, ", ")));
-    }
-  }
-}
-
 std::string one_of(const JsonValue& value, std::initializer_list<std::string_view> allowed) {
   const std::string text = value.as_string();
   if (std::find(allowed.begin(), allowed.end(), text) == allowed.end()) {
@@ -43,7 +33,7 @@ std::map<std::string, PartitionLaunch> parse_partitions(const JsonValue& object)
   std::map<std::string, PartitionLaunch> out;
   for (const std::string& key : object.keys()) {
     const JsonValue launch = object.at(key);
-    reject_unknown_keys(launch, {"slot", "sms"});
+    launch.reject_unknown_keys({"slot", "sms"});
     PartitionLaunch p;
     p.slot = launch.string("slot");
     if (p.slot.empty()) launch.at("slot").fail("expected a launch slot name such as \"norm_0\"");
@@ -54,8 +44,8 @@ std::map<std::string, PartitionLaunch> parse_partitions(const JsonValue& object)
 }
 
 ScheduleInstruction parse_instruction(const JsonValue& json) {
-  reject_unknown_keys(json, {"microbatch", "direction", "clock_mhz", "execution", "partitions",
-                             "recompute_partitions", "step_clocks_mhz"});
+  json.reject_unknown_keys({"microbatch", "direction", "clock_mhz", "execution", "partitions",
+                            "recompute_partitions", "step_clocks_mhz"});
   ScheduleInstruction in;
   in.microbatch = small_int(json.at("microbatch"), 0);
   in.direction = one_of(json.at("direction"), {"forward", "backward"});
@@ -111,7 +101,7 @@ int check_order(const JsonValue& instructions, const StageSchedule& stage) {
 }
 
 StageSchedule parse_stage(const JsonValue& json, int index) {
-  reject_unknown_keys(json, {"stage", "instructions"});
+  json.reject_unknown_keys({"stage", "instructions"});
   StageSchedule stage;
   stage.stage = small_int(json.at("stage"), 0);
   if (stage.stage != index)
@@ -134,9 +124,9 @@ Json partitions_json(const std::map<std::string, PartitionLaunch>& partitions) {
 
 Schedule schedule_from(const JsonValue& root) {
   if (!root.is_object()) root.fail("expected a schedule object");
-  reject_unknown_keys(root, {"format_version", "workload", "method", "predicted", "gpu", "stages"});
+  root.reject_unknown_keys({"format_version", "workload", "method", "predicted", "gpu", "stages"});
   Schedule s;
-  s.format_version = static_cast<int>(root.integer("format_version"));
+  s.format_version = root.positive_int("format_version");
   if (s.format_version != kScheduleFormatVersion) {
     root.at("format_version")
         .fail(fmt::format("this Kareus reads format_version {}", kScheduleFormatVersion));
@@ -152,7 +142,7 @@ Schedule schedule_from(const JsonValue& root) {
   if (s.gpu.empty()) root.at("gpu").fail("expected the GPU name");
 
   const JsonValue predicted = root.at("predicted");
-  reject_unknown_keys(predicted, {"iteration_time_s", "energy_j", "dynamic_energy_j"});
+  predicted.reject_unknown_keys({"iteration_time_s", "energy_j", "dynamic_energy_j"});
   s.predicted.iteration_time = Seconds(predicted.at("iteration_time_s").as_positive_number());
   s.predicted.energy = Joules(predicted.at("energy_j").as_positive_number());
   s.predicted.dynamic_energy = Joules(predicted.at("dynamic_energy_j").as_non_negative_number());

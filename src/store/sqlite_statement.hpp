@@ -33,6 +33,11 @@ class Statement {
   long long step_int();
   std::string step_text();
   double column_double(int column) const { return sqlite3_column_double(stmt_, column); }
+  // True when the column holds a number; SQLite would read the text 'abc' as 0.0.
+  bool column_is_number(int column) const {
+    const int type = sqlite3_column_type(stmt_, column);
+    return type == SQLITE_FLOAT || type == SQLITE_INTEGER;
+  }
 
  private:
   sqlite3* db_;

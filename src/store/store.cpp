@@ -2,7 +2,10 @@
 
 #include <sqlite3.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <optional>
+#include <string>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -28,6 +31,21 @@ CREATE TABLE IF NOT EXISTS measurements (
   PRIMARY KEY (gpu, executor, workload_shape, partition_key, config_key)
 ) WITHOUT ROWID;
 )sql";
+
+// A measurement a plan may rest on: a positive finite time, a finite non-negative total energy and
+// cost. Dynamic energy is total minus static power x time, so noise may push it slightly below 0;
+// it need only be finite.
+std::optional<std::string> measurement_problem(double time, double total, double dynamic,
+                                               double cost) {
+  if (!(std::isfinite(time) && time > 0)) return fmt::format("time_s = {}: expected > 0", time);
+  if (!(std::isfinite(total) && total >= 0))
+    return fmt::format("total_energy_j = {}: expected >= 0", total);
+  if (!std::isfinite(dynamic))
+    return fmt::format("dynamic_energy_j = {}: expected finite", dynamic);
+  if (!(std::isfinite(cost) && cost >= 0))
+    return fmt::format("gpu_cost_s = {}: expected >= 0", cost);
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -95,8 +113,23 @@ std::optional<search::Measurement> Store::lookup(const Scope& scope,
   q.bind_scope(scope);
   q.bind(5, config_key);
   if (!q.step()) return std::nullopt;
-  return search::Measurement{Seconds(q.column_double(0)), Joules(q.column_double(1)),
-                             Joules(q.column_double(2)), Seconds(q.column_double(3)), true};
+  constexpr const char* kColumns[] = {"time_s", "total_energy_j", "dynamic_energy_j", "gpu_cost_s"};
+  for (int c = 0; c < 4; ++c) {
+    if (!q.column_is_number(c))
+      throw Error::io(fmt::format(
+          "measurement store {}: config {}: column {} is not a number; the store was edited "
+          "or damaged (delete the row or the file)",
+          path_.string(), config_key, kColumns[c]));
+  }
+  const search::Measurement m{Seconds(q.column_double(0)), Joules(q.column_double(1)),
+                              Joules(q.column_double(2)), Seconds(q.column_double(3)), true};
+  if (const auto problem = measurement_problem(m.time.value(), m.total_energy.value(),
+                                               m.dynamic_energy.value(), m.gpu_cost.value()))
+    throw Error::io(fmt::format(
+        "measurement store {}: config {}: {}; the store was edited or damaged (delete the row "
+        "or the file)",
+        path_.string(), config_key, *problem));
+  return m;
 }
 
 void Store::put_batch(const Scope& scope, const std::vector<Record>& records) {
@@ -107,6 +140,11 @@ void Store::put_batch(const Scope& scope, const std::vector<Record>& records) {
                    "partition_key, config_key, time_s, total_energy_j, dynamic_energy_j, "
                    "gpu_cost_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
   for (const Record& r : records) {
+    const auto& m = r.measurement;
+    if (const auto problem = measurement_problem(m.time.value(), m.total_energy.value(),
+                                                 m.dynamic_energy.value(), m.gpu_cost.value()))
+      throw Error(fmt::format("measurement store {}: config {}: refusing to store {}",
+                              path_.string(), r.config_key, *problem));
     insert.reset();
     insert.bind_scope(scope);
     insert.bind(5, r.config_key);

@@ -1,7 +1,9 @@
 #include "kareus/workload/model.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
+#include <limits>
 
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
@@ -42,19 +44,26 @@ ModelConfig load_model(const std::string& name_or_path) {
   m.name = path.stem().string() == "config" ? path.parent_path().filename().string()
                                             : path.stem().string();
   m.model_type = r.string_or("model_type", "llama");
-  m.hidden_size = static_cast<int>(r.positive_integer("hidden_size"));
-  m.num_attention_heads = static_cast<int>(r.positive_integer("num_attention_heads"));
-  m.num_key_value_heads =
-      static_cast<int>(r.integer_or("num_key_value_heads", m.num_attention_heads));
-  if (m.num_key_value_heads <= 0 || m.num_attention_heads % m.num_key_value_heads != 0)
-    r.at("num_key_value_heads").fail("must be positive and divide num_attention_heads");
-  m.head_dim = static_cast<int>(r.integer_or("head_dim", m.hidden_size / m.num_attention_heads));
-  if (m.head_dim <= 0) r.at("head_dim").fail("expected a positive integer");
-  m.intermediate_size = static_cast<int>(r.contains("intermediate_size")
-                                             ? r.positive_integer("intermediate_size")
-                                             : r.integer_or("n_inner", 4 * m.hidden_size));
-  m.num_hidden_layers = static_cast<int>(r.positive_integer("num_hidden_layers"));
-  m.vocab_size = static_cast<int>(r.positive_integer("vocab_size"));
+  m.hidden_size = r.positive_int("hidden_size");
+  m.num_attention_heads = r.positive_int("num_attention_heads");
+  // HF configs leave some fields out; a present one must fit the int it is read into.
+  auto int_or = [&](std::string_view key, int fallback) {
+    const auto v = r.find(key);
+    return v ? v->as_positive_int() : fallback;
+  };
+  m.num_key_value_heads = int_or("num_key_value_heads", m.num_attention_heads);
+  if (m.num_attention_heads % m.num_key_value_heads != 0)
+    r.at("num_key_value_heads").fail("must divide num_attention_heads");
+  m.head_dim = int_or("head_dim", m.hidden_size / m.num_attention_heads);
+  if (m.head_dim <= 0) r.at("hidden_size").fail("must be at least num_attention_heads");
+  m.intermediate_size =
+      r.contains("intermediate_size")
+          ? r.positive_int("intermediate_size")
+          : int_or("n_inner",
+                   static_cast<int>(std::min<std::int64_t>(4 * std::int64_t{m.hidden_size},
+                                                           std::numeric_limits<int>::max())));
+  m.num_hidden_layers = r.positive_int("num_hidden_layers");
+  m.vocab_size = r.positive_int("vocab_size");
   m.tie_word_embeddings = r.bool_or("tie_word_embeddings", false);
   const std::string act = r.string_or("hidden_act", "silu");
   // Gemma's GeGLU and Phi-3-small's "gegelu" are gated although their activation is a GELU.

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <limits>
 #include <numeric>
 
 #include "kareus/core/error.hpp"
@@ -86,6 +88,16 @@ Workload make_workload(const WorkloadRequest& request) {
   positive(p.microbatches, "microbatches");
   positive(p.gpus_per_node, "gpus_per_node");
 
+  // Products of the degrees and sizes are ints downstream; refuse what would overflow them
+  // instead of planning a wrapped-around workload. 2^24 GPUs is far beyond any cluster.
+  constexpr std::int64_t kMaxGpus = std::int64_t{1} << 24;
+  const std::int64_t gpus = std::int64_t{p.tp} * p.cp * p.pp * p.dp;
+  require(gpus <= kMaxGpus, w, "tp x cp x pp x dp", std::to_string(gpus),
+          fmt::format("must be at most {} GPUs", kMaxGpus));
+  const std::int64_t tokens = std::int64_t{p.microbatch_size} * p.sequence_length;
+  require(tokens <= std::numeric_limits<int>::max(), w, "microbatch_size x sequence_length",
+          std::to_string(tokens),
+          fmt::format("must be at most {} tokens", std::numeric_limits<int>::max()));
   Workload wl{load_model(request.model), load_gpu(request.gpu), p};
   const auto& m = wl.model;
   require(m.num_attention_heads % p.tp == 0, w, "tp", std::to_string(p.tp),
@@ -94,7 +106,7 @@ Workload make_workload(const WorkloadRequest& request) {
           std::to_string(p.tp),
           fmt::format("must divide num_key_value_heads ({}) or be a multiple of it",
                       m.num_key_value_heads));
-  require(p.sequence_length % (2 * p.cp) == 0 || p.cp == 1, w, "sequence_length",
+  require(p.cp == 1 || p.sequence_length % (2 * std::int64_t{p.cp}) == 0, w, "sequence_length",
           std::to_string(p.sequence_length),
           fmt::format("must be divisible by 2 x cp = {} (load-balanced context parallelism)",
                       2 * p.cp));
@@ -125,21 +137,31 @@ WorkloadRequest read_workload_request(const std::string& path) {
 WorkloadRequest workload_request_from_json(const JsonValue& r, const std::string& where) {
   WorkloadRequest req;
   req.where = where;
+  r.reject_unknown_keys({"model", "gpu", "parallelism", "gpus"}, true);
   req.model = r.string("model");
   req.gpu = r.string("gpu");
   const JsonValue par = r.at("parallelism");
+  par.reject_unknown_keys({"tp", "cp", "pp", "dp", "microbatch_size", "sequence_length",
+                           "microbatches", "recompute", "layer_split", "gpus_per_node"},
+                          true);
   auto get = [&](const char* key, int fallback) {
-    return static_cast<int>(par.contains(key) ? par.at(key).as_positive_integer() : fallback);
+    return par.contains(key) ? par.at(key).as_positive_int() : fallback;
   };
   auto& p = req.parallelism;
   p.tp = get("tp", 1);
   p.cp = get("cp", 1);
   p.pp = get("pp", 1);
   p.dp = get("dp", 1);
-  p.microbatch_size = static_cast<int>(par.at("microbatch_size").as_positive_integer());
-  p.sequence_length = static_cast<int>(par.at("sequence_length").as_positive_integer());
-  p.microbatches = static_cast<int>(par.at("microbatches").as_positive_integer());
+  p.microbatch_size = par.at("microbatch_size").as_positive_int();
+  p.sequence_length = par.at("sequence_length").as_positive_int();
+  p.microbatches = par.at("microbatches").as_positive_int();
   p.gpus_per_node = get("gpus_per_node", 8);
+  // Workload::to_json writes the GPU count; a file that states one must agree with its degrees.
+  if (auto gpus = r.find("gpus")) {
+    const std::int64_t total = std::int64_t{p.tp} * p.cp * p.pp * p.dp;
+    if (gpus->as_positive_integer() != total)
+      gpus->fail(fmt::format("must equal tp x cp x pp x dp = {}", total));
+  }
   if (auto rc = par.find("recompute")) {
     const std::string text = rc->as_string();
     if (text != "full" && text != "none") rc->fail("allowed: full, none");
@@ -147,7 +169,7 @@ WorkloadRequest workload_request_from_json(const JsonValue& r, const std::string
   }
   if (auto split = par.find("layer_split")) {
     for (std::size_t i = 0; i < split->size(); ++i)
-      p.layer_split.push_back(static_cast<int>(split->at(i).as_positive_integer()));
+      p.layer_split.push_back(split->at(i).as_positive_int());
   }
   return req;
 }

@@ -175,7 +175,7 @@ TEST(Schedule, ValidatesSchedulesBuiltInMemory) {
 
 TEST(Schedule, MissingFileIsAnError) {
   EXPECT_EQ(error_of([] { load_schedule("/nonexistent/s.json"); }),
-            "/nonexistent/s.json: cannot open file for reading");
+            "/nonexistent/s.json: cannot open file for reading (No such file or directory)");
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "kareus/store/store.hpp"
 
+#include <sqlite3.h>
 #include <unistd.h>
+
+#include <cmath>
 
 #include <fstream>
 
@@ -126,6 +129,49 @@ TEST_F(StoreTest, StoredProblemMeasuresOnlyWhatIsMissing) {
   EXPECT_EQ(result.summary.measurements_reused, 3u);
   EXPECT_EQ(result.summary.measurements_taken, problem.size() - 3);
   EXPECT_EQ(problem.measured_ids().size(), problem.size());
+}
+
+TEST_F(StoreTest, RefusesNonFiniteOrNegativeMeasurementsOnWrite) {
+  Store store(dir_ / "m.sqlite");
+  auto bad_time = sample(1.0);
+  bad_time.time = Seconds(std::nan(""));
+  auto negative = sample(1.0);
+  negative.total_energy = Joules(-1.0);
+  for (const auto& m : {bad_time, negative}) {
+    try {
+      store.put_batch(kScope, {{"a", m}});
+      ADD_FAILURE() << "stored a bad measurement";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("config a: refusing to store"), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(store.count(), 0u);
+}
+
+TEST_F(StoreTest, RefusesGarbageReadBackNamingTheDatabase) {
+  const fs::path db_path = dir_ / "m.sqlite";
+  Store(db_path).put_batch(kScope, {{"a", sample(1.0)}, {"b", sample(2.0)}});
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "UPDATE measurements SET time_s = 'abc' WHERE config_key = 'a';"
+                         "UPDATE measurements SET total_energy_j = -5 WHERE config_key = 'b';",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  Store store(db_path);
+  for (const auto& [key, field] :
+       {std::pair{"a", "time_s is not a number"}, std::pair{"b", "total_energy_j = -5"}}) {
+    try {
+      store.lookup(kScope, key);
+      ADD_FAILURE() << "read back a bad measurement";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kIo);
+      EXPECT_NE(std::string(e.what()).find(db_path.string()), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,9 @@ class JsonValue {
   double as_non_negative_number() const;
   std::int64_t as_integer() const;
   std::int64_t as_positive_integer() const;
+  // A positive integer that fits the int the field is stored in (refuses 4294971392, which an int
+  // would silently read as 4096).
+  int as_positive_int() const;
   std::string as_string() const;
   bool as_bool() const;
 
@@ -44,6 +48,7 @@ class JsonValue {
   std::int64_t positive_integer(std::string_view key) const {
     return at(key).as_positive_integer();
   }
+  int positive_int(std::string_view key) const { return at(key).as_positive_int(); }
   std::string string(std::string_view key) const { return at(key).as_string(); }
   double number_or(std::string_view key, double fallback) const;
   std::int64_t integer_or(std::string_view key, std::int64_t fallback) const;
@@ -56,6 +61,11 @@ class JsonValue {
   const Json& raw() const { return *value_; }
   const std::string& source() const { return *source_; }
   const std::string& pointer() const { return pointer_; }
+
+  // Refuses an object field not in `known`: a misspelt optional field would otherwise be ignored.
+  // With `notes_allowed`, keys starting with '_' ("_source") are notes for the reader.
+  void reject_unknown_keys(std::initializer_list<std::string_view> known,
+                           bool notes_allowed = false) const;
 
   // An Error "source: pointer = value: allowed" for this value.
   [[noreturn]] void fail(std::string_view allowed) const;

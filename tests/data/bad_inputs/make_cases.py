@@ -1,0 +1,350 @@
+#!/usr/bin/env python3
+"""Writes cases.json, the bad-input corpus of tests/cli/bad_input_corpus_test.cpp.
+
+Each case is a command line ({dir}: the case's own folder, {data}: tests/data), the files written
+into {dir} first, and the fragments its one stderr line must contain. A case with "values" is one
+case per value, {v} replaced. Run it after editing; the JSON is what the test reads.
+"""
+import json
+import os
+
+W = "--model llama3.2-3b --gpu a100-sxm4-40gb --tp 8 --pp 2 --mbs 8 --seq 4096 --microbatches 8"
+WORKLOAD = {"model": "llama3.2-3b", "gpu": "a100-sxm4-40gb",
+            "parallelism": {"tp": 8, "pp": 2, "microbatch_size": 8, "sequence_length": 4096,
+                            "microbatches": 8, "recompute": "full"}}
+PROFILE = ("kernel,clock_mhz,time_s,energy_j,pass\n"
+           "ln_fwd,1005,0.0001088,0.0087959,forward\nln_fwd,1410,0.0001,0.0106971,forward\n")
+STAGES = ("stage,instruction,frequency,time,energy\n"
+          "0,forward,1410,0.13,39.1\n0,backward,1410,0.25,73.0\n")
+EL_CSV = "scenario,tp,pp,batch,output_tokens,energy_j\n"
+EL_ROWS = "".join(f"s,{tp},1,{b},100,{10.0 * tp + 100.0 / b}\n" for tp in (1, 2, 4) for b in (1, 8, 64))
+
+cases = []
+
+
+def case(name, args, expect, files=None, values=None):
+    c = {"name": name, "args": args, "expect": expect if isinstance(expect, list) else [expect]}
+    if files:
+        c["files"] = files
+    if values:
+        c["values"] = values
+    cases.append(c)
+
+
+def workload_with(mutate):
+    w = json.loads(json.dumps(WORKLOAD))
+    mutate(w)
+    return json.dumps(w)
+
+
+# Numeric flags: text that is no number, out of range, nan, wrapped, octal or hex.
+BAD_INT = ["abc", "1.5", "nan", "0x10", "99999999999999999999999", "4294971392", "", "--"]
+for flag in ["--tp", "--pp", "--mbs", "--seq", "--microbatches"]:
+    base = W.replace(f"{flag} ", f"{flag}_OLD ") if flag in W else W
+    args = " ".join(t for t in W.split() if True)
+    parts = W.split()
+    if flag in parts:
+        i = parts.index(flag)
+        del parts[i:i + 2]
+    case(f"simulate{flag.replace('-', '_')}", "simulate " + " ".join(parts) + f" {flag} '{{v}}'",
+         [flag], values=[v for v in BAD_INT if v not in ("", "--")])
+for v in ["-5", "0", "-1"]:
+    pass
+case("simulate_tp_nonpositive", f"simulate --model llama3.2-3b --tp {{v}}", ["{v}"],
+     values=["0", "-8"])
+case("simulate_clock", f"simulate {W} --clock {{v}}", ["--clock", "{v}"],
+     values=["nan", "0", "-5", "inf", "1e400", "1412", "abc"])
+case("simulate_unknown_model", "simulate --model gpt5", "gpt5")
+case("simulate_unknown_gpu", "simulate --model llama3.2-3b --gpu v100", "v100")
+case("simulate_recompute", "simulate --model llama3.2-3b --recompute {v}", "{v}",
+     values=["some", "FULL"])
+case("simulate_execution", "simulate --model llama3.2-3b --execution pipelined", "pipelined")
+case("simulate_governor", "simulate --model llama3.2-3b --governor turbo", "turbo")
+case("simulate_no_workload", "simulate", "no workload")
+case("simulate_unknown_flag", "simulate --model llama3.2-3b --tpp 8", "--tpp")
+case("simulate_workload_and_model", "simulate --workload {dir}/w.json --model llama3.2-3b",
+     "exclusive", files={"w.json": json.dumps(WORKLOAD)})
+case("simulate_cp_overflow", "simulate --model llama3.2-3b --cp 2147483647 --dp 2147483647",
+     "tp x cp x pp x dp")
+
+# Workload files.
+WF = "simulate --workload {dir}/w.json"
+wl_bad = {
+    "truncated": '{"model": "llama3.2-3b", "gpu": ',
+    "empty": "",
+    "not_object": "[1, 2, 3]",
+    "nested_deep": "[" * 100000,
+    "huge_number": json.dumps(WORKLOAD).replace('"tp": 8', '"tp": 1e400'),
+    "seq_wraps": workload_with(lambda w: w["parallelism"].update(sequence_length=4294971392)),
+    "mbs_float": workload_with(lambda w: w["parallelism"].update(microbatch_size=8.5)),
+    "mbs_string": workload_with(lambda w: w["parallelism"].update(microbatch_size="8")),
+    "tp_negative": workload_with(lambda w: w["parallelism"].update(tp=-8)),
+    "tp_zero": workload_with(lambda w: w["parallelism"].update(tp=0)),
+    "tp_huge": workload_with(lambda w: w["parallelism"].update(tp=1e12)),
+    "unknown_top": workload_with(lambda w: w.update(modle="x")),
+    "unknown_par": workload_with(lambda w: w["parallelism"].update(micro_batches=8)),
+    "null_unknown": workload_with(lambda w: w["parallelism"].update(zero=None)),
+    "missing_mbs": workload_with(lambda w: w["parallelism"].pop("microbatch_size")),
+    "missing_model": workload_with(lambda w: w.pop("model")),
+    "recompute_bad": workload_with(lambda w: w["parallelism"].update(recompute="half")),
+    "layer_split_sum": workload_with(lambda w: w["parallelism"].update(layer_split=[10, 10])),
+    "layer_split_len": workload_with(lambda w: w["parallelism"].update(layer_split=[28])),
+    "gpus_disagree": workload_with(lambda w: w.update(gpus=3)),
+    "duplicate_key": json.dumps(WORKLOAD)[:-1] + ', "model": "llama3.2-1b"}',
+    "duplicate_nested": json.dumps(WORKLOAD).replace('"tp": 8', '"tp": 8, "tp": 4'),
+    "trailing_garbage": json.dumps(WORKLOAD) + " x",
+    "comment": "// workload\n" + json.dumps(WORKLOAD),
+    "invalid_utf8": json.dumps(WORKLOAD).replace("llama3.2-3b", "llama\udcff", 1),
+    "escape_bytes": workload_with(lambda w: w.update(model="\x1b[31mred")),
+    "nul_in_model": workload_with(lambda w: w.update(model="llama\u0000")),
+    "model_path_missing": workload_with(lambda w: w.update(model="/nonexistent/config.json")),
+}
+# The model name is checked after the file is read, and its message names the value only.
+NAMED_BY_VALUE = {"escape_bytes": "\\x1b[31mred", "nul_in_model": "model = llama",
+                  "model_path_missing": "/nonexistent/config.json"}
+for name, content in wl_bad.items():
+    if "\udcff" in content:
+        content = content.replace("\udcff", "\\udcff")
+    case(f"workload_{name}", WF, NAMED_BY_VALUE.get(name, "w.json"), files={"w.json": content})
+case("workload_is_folder", "simulate --workload {dir}", "only `kareus plan` takes a folder",
+     files={"x.json": json.dumps(WORKLOAD)})
+case("workload_missing", "simulate --workload {dir}/none.json", "none.json")
+case("workload_two", "simulate --workload {dir}/a.json --workload {dir}/a.json", "--workload",
+     files={"a.json": json.dumps(WORKLOAD)})
+
+# HF config given as --model.
+HF = {"hidden_size": 3072, "num_attention_heads": 24, "num_key_value_heads": 8,
+      "intermediate_size": 8192, "num_hidden_layers": 28, "vocab_size": 128256}
+
+
+def hf_with(**kw):
+    h = dict(HF)
+    for k, v in kw.items():
+        if v is None:
+            h.pop(k)
+        else:
+            h[k] = v
+    return json.dumps(h)
+
+
+hf_bad = {
+    "hidden_wraps": hf_with(hidden_size=4294970368),
+    "heads_zero": hf_with(num_attention_heads=0),
+    "kv_not_divide": hf_with(num_key_value_heads=5),
+    "kv_wraps": hf_with(num_key_value_heads=4294967304),
+    "layers_missing": hf_with(num_hidden_layers=None),
+    "vocab_string": hf_with(vocab_size="big"),
+    "inter_negative": hf_with(intermediate_size=-1),
+    "malformed": '{"hidden_size": 3072,',
+}
+for name, content in hf_bad.items():
+    case(f"hf_config_{name}", "simulate --model {dir}/config.json --tp 8", "config.json",
+         files={"config.json": content})
+case("hf_config_folder", "simulate --model {dir}/sub --tp 8", "sub", files={"sub/a": "x"})
+
+# overlap.
+case("overlap_bytes", "overlap --gpu a100-sxm4-40gb --compute gemm --shape 4096x4096x4096 "
+     "--collective allreduce --bytes {v}", "{v}", values=["-1", "64XB", "abc"])
+case("overlap_ranks", "overlap --gpu a100-sxm4-40gb --compute gemm --shape 4096x4096x4096 "
+     "--collective allreduce --bytes 64MiB --ranks {v}", "{v}", values=["0", "-2", "x"])
+case("overlap_compute", "overlap --gpu a100-sxm4-40gb --compute fft --shape 64x64x64", "fft")
+case("overlap_gpu", "overlap --gpu h800 --compute gemm", "h800")
+case("overlap_dtype", "overlap --gpu a100-sxm4-40gb --compute gemm --shape 64x64x64 "
+     "--dtype fp8", "fp8")
+case("overlap_clock", "overlap --gpu a100-sxm4-40gb --compute gemm --shape 64x64x64 "
+     "--collective allreduce --bytes 1MiB --clock {v}", "{v}", values=["nan", "-1", "1e400"])
+
+# search.
+case("search_seed", f"search {W} --partition fwd_attn --db {{dir}}/m.sqlite --seed {{v}}",
+     "--seed", values=["-1", "abc", "1.5", "18446744073709551616"])
+case("search_strategy", f"search {W} --partition fwd_attn --strategy greedy --db {{dir}}/m.db",
+     "greedy")
+case("search_noise", f"search {W} --partition fwd_attn --noise {{v}} --db {{dir}}/m.db", "{v}",
+     values=["nan", "-0.1", "inf"])
+case("search_partition", f"search {W} --partition fwd_everything --db {{dir}}/m.db",
+     "fwd_everything")
+case("search_budget", f"search {W} --partition fwd_attn --budget {{v}} --db {{dir}}/m.db",
+     "{v}", values=["-3", "x"])
+
+# plan (flags parsed in cmd_plan.cpp; only the numeric text checks and workload files here).
+case("plan_seed", f"plan {W} --db {{dir}}/m.db --seed {{v}}", "--seed", values=["-1", "0x10"])
+case("plan_workload", "plan --workload {dir}/w.json --db {dir}/m.db", "w.json",
+     files={"w.json": workload_with(lambda w: w.update(extra=1))})
+case("plan_noise", f"plan {W} --db {{dir}}/m.db --noise nan", "nan")
+
+# kernel-dvfs: flags.
+KD = "kernel-dvfs --profile {dir}/p.csv"
+PF = {"p.csv": PROFILE}
+case("kdvfs_layers", "kernel-dvfs --model llama3.2-3b --gpu a100-sxm4-40gb --layers {v}",
+     ["--layers", "{v}"], values=["0", "-1", "100000", "nan", "2.5"])
+for flag in ["--switch-latency-ms", "--switch-power-w", "--min-dwell-ms", "--power-limit-w"]:
+    case(f"kdvfs{flag.replace('-', '_')}", KD + f" {flag} {{v}}", [flag, "{v}"], files=PF,
+         values=["nan", "-1", "inf"])
+case("kdvfs_trace_clock", "kernel-dvfs --trace {data}/kernel_dvfs/gpt_layer_trace.json "
+     "--gpu rtx3080ti --trace-clock-mhz {v}", ["--trace-clock-mhz", "{v}"],
+     values=["nan", "0", "-1"])
+case("kdvfs_time_bins", KD + " --time-bins {v}", ["--time-bins", "{v}"], files=PF,
+     values=["0", "-1", "10000000"])
+case("kdvfs_slowdown", KD + " --slowdown {v}", "{v}", files=PF, values=["-1%", "x", "nan"])
+case("kdvfs_reference", KD + " --reference median", "median", files=PF)
+case("kdvfs_two_inputs", KD + " --model llama3.2-3b", "exactly one input", files=PF)
+# kernel-dvfs: profile CSV.
+prof_bad = {
+    "missing_column": "kernel,clock_mhz,time_s\nk,1410,0.1\n",
+    "duplicate_column": "kernel,clock_mhz,time_s,energy_j,time_s\nk,1410,0.1,1,0.2\n",
+    "negative_time": "kernel,clock_mhz,time_s,energy_j\nk,1410,-0.1,1\n",
+    "nan_energy": "kernel,clock_mhz,time_s,energy_j\nk,1410,0.1,nan\n",
+    "text_clock": "kernel,clock_mhz,time_s,energy_j\nk,fast,0.1,1\n",
+    "ragged": "kernel,clock_mhz,time_s,energy_j\nk,1410,0.1\n",
+    "empty": "",
+    "header_only": "kernel,clock_mhz,time_s,energy_j\n",
+    "huge": "kernel,clock_mhz,time_s,energy_j\nk,1410,1e400,1\n",
+    "escape": "kernel,clock_mhz,time_s,energy_j\nk,\x1b[2J,0.1,1\n",
+}
+for name, content in prof_bad.items():
+    case(f"kdvfs_profile_{name}", KD, "p.csv", files={"p.csv": content})
+case("kdvfs_profile_folder", "kernel-dvfs --profile {dir}", "--profile")
+# kernel-dvfs: torch trace.
+trace_bad = {
+    "malformed": '{"traceEvents": [',
+    "no_events": '{"traceEvents": []}',
+    "not_object": "[]",
+    "dur_negative": '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 0, "dur": -1}]}',
+    "dur_string": '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 0, "dur": "1"}]}',
+    "ts_huge": '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1e400, "dur": 1}]}',
+    "duplicate_key": '{"traceEvents": [], "traceEvents": []}',
+}
+for name, content in trace_bad.items():
+    case(f"kdvfs_trace_{name}", "kernel-dvfs --trace {dir}/t.json --gpu rtx3080ti "
+         "--trace-clock-mhz 1800", "t.json", files={"t.json": content})
+# kernel-dvfs: switch-latency CSV.
+case("kdvfs_switch_csv_columns", KD + " --switch-latency-csv {dir}/l.csv", "l.csv",
+     files={"p.csv": PROFILE, "l.csv": "from,to,ms\n1005,1410,20\n"})
+case("kdvfs_switch_csv_negative", KD + " --switch-latency-csv {dir}/l.csv", "l.csv",
+     files={"p.csv": PROFILE, "l.csv": "from_mhz,to_mhz,latency_ms\n1005,1410,-20\n"})
+
+# pipeline-solve: flags and Perseus profile.
+PS = "pipeline-solve --profile {dir}/s.csv --microbatches 4 --p-blocking 60"
+SF = {"s.csv": STAGES}
+case("psolve_microbatches", "pipeline-solve --profile {dir}/s.csv --microbatches {v} "
+     "--p-blocking 60", "{v}", files=SF, values=["0", "-1", "x", "4294967297"])
+case("psolve_p_blocking", "pipeline-solve --profile {dir}/s.csv --microbatches 4 "
+     "--p-blocking {v}", "{v}", files=SF, values=["nan", "-60", "inf"])
+case("psolve_unit_time", PS + " --unit-time-ms {v}", "{v}", files=SF,
+     values=["0", "nan", "-1"])
+case("psolve_transfer", PS + " --transfer-ms {v}", "{v}", files=SF, values=["nan", "-1"])
+stage_bad = {
+    "missing_column": "stage,instruction,frequency,time\n0,forward,1410,0.1\n",
+    "duplicate_column": "stage,instruction,frequency,time,energy,energy\n0,forward,1410,0.1,1,2\n",
+    "bad_instruction": "stage,instruction,frequency,time,energy\n0,sideways,1410,0.1,1\n",
+    "negative_time": "stage,instruction,frequency,time,energy\n0,forward,1410,-0.1,1\n",
+    "nan_energy": "stage,instruction,frequency,time,energy\n0,forward,1410,0.1,nan\n",
+    "stage_text": "stage,instruction,frequency,time,energy\nA,forward,1410,0.1,1\n",
+    "empty": "",
+    "only_forward": "stage,instruction,frequency,time,energy\n0,forward,1410,0.1,1\n",
+}
+for name, content in stage_bad.items():
+    case(f"psolve_profile_{name}", PS, "s.csv", files={"s.csv": content})
+case("psolve_profile_missing", PS, "s.csv")
+
+# run-schedule.
+with open(os.path.join(os.path.dirname(__file__), "..", "runtime", "two_stages.json")) as f:
+    SCHEDULE = json.load(f)
+
+
+def schedule_with(mutate):
+    s = json.loads(json.dumps(SCHEDULE))
+    mutate(s)
+    return json.dumps(s)
+
+
+sched_bad = {
+    "malformed": "{",
+    "version": schedule_with(lambda s: s.update(format_version=4294967297)),
+    "version_2": schedule_with(lambda s: s.update(format_version=2)),
+    "unknown_field": schedule_with(lambda s: s.update(extra=True)),
+    "method": schedule_with(lambda s: s.update(method="magic")),
+    "clock_nan": json.dumps(SCHEDULE).replace('"clock_mhz": 930', '"clock_mhz": 1e400', 1),
+    "clock_negative": json.dumps(SCHEDULE).replace('"clock_mhz": 930', '"clock_mhz": -930', 1),
+    "direction": json.dumps(SCHEDULE).replace('"direction": "forward"', '"direction": "up"', 1),
+    "duplicate_key": json.dumps(SCHEDULE)[:-1] + ', "method": "megatron"}',
+    "stages_not_array": schedule_with(lambda s: s.update(stages={})),
+}
+for name, content in sched_bad.items():
+    case(f"schedule_{name}", "run-schedule --schedule {dir}/s.json --dry-run", "s.json",
+         files={"s.json": content})
+case("schedule_stage", "run-schedule --schedule {data}/runtime/two_stages.json --dry-run "
+     "--stage {v}", "{v}", values=["-1", "nan", "x"])
+case("schedule_hold", "run-schedule --schedule {data}/runtime/two_stages.json --dry-run "
+     "--hold-ms {v}", "{v}", values=["nan", "-5"])
+
+# energylens.
+DATA = {"d.csv": EL_CSV + EL_ROWS}
+el_csv_bad = {
+    "missing_column": "scenario,tp,pp,batch,energy_j\ns,1,1,8,3\n",
+    "duplicate_column": "scenario,tp,pp,batch,output_tokens,energy_j,tp\ns,1,1,8,100,3,2\n",
+    "negative_energy": EL_CSV + "s,1,1,8,100,-3\n",
+    "nan_energy": EL_CSV + "s,1,1,8,100,nan\n",
+    "zero_tp": EL_CSV + "s,0,1,8,100,3\n",
+    "text_batch": EL_CSV + "s,1,1,many,100,3\n",
+    "header_only": EL_CSV,
+    "ragged": EL_CSV + "s,1,1,8\n",
+}
+for name, content in el_csv_bad.items():
+    case(f"energylens_fit_{name}", "energylens fit --data {dir}/d.csv --out {dir}/m.json",
+         "d.csv", files={"d.csv": content})
+case("energylens_fit_seed", "energylens fit --data {dir}/d.csv --seed {v} --out {dir}/m.json",
+     "--seed", files=DATA, values=["-1", "1e3"])
+case("energylens_fit_loss", "energylens fit --data {dir}/d.csv --loss cubic", "cubic", files=DATA)
+case("energylens_fit_out_under_file", "energylens fit --data {dir}/d.csv --out {dir}/f/m.json",
+     "f", files=dict(DATA, f="file"))
+case("energylens_import_format", "energylens import --format csv {dir}/d.csv {dir}/o.csv",
+     "csv", files=DATA)
+case("energylens_import_columns", "energylens import --format tokenpowerbench {dir}/d.csv "
+     "{dir}/o.csv", "d.csv", files=DATA)
+case("energylens_import_bad_energy", "energylens import --format tokenpowerbench "
+     "{data}/energylens/tokenpowerbench_bad_energy.csv {dir}/o.csv", "tokenpowerbench_bad_energy")
+case("energylens_evaluate_seeds", "energylens evaluate --data {dir}/d.csv --seeds {v}", "{v}",
+     files=DATA, values=["1.5", "abc"])
+case("energylens_discover_population", "energylens discover --data {dir}/d.csv "
+     "--population {v}", "{v}", files=DATA, values=["-5", "x"])
+case("energylens_discover_parsimony", "energylens discover --data {dir}/d.csv --parsimony {v}",
+     "{v}", files=DATA, values=["nan", "inf"])
+# energylens model JSON: a valid fit, then one field made invalid each.
+MODEL_FILE = os.path.join(os.path.dirname(__file__), "model.json")
+with open(MODEL_FILE) as f:
+    MODEL = json.load(f)
+
+
+def model_with(mutate):
+    m = json.loads(json.dumps(MODEL))
+    mutate(m)
+    return json.dumps(m)
+
+
+model_bad = {
+    "a_p_negative": model_with(lambda m: m["params"].update(a_p=-1.0)),
+    "e_p_zero": model_with(lambda m: m["params"].update(e_p=0.0)),
+    "b_d_large": model_with(lambda m: m["params"].update(b_d=9.0)),
+    "param_missing": model_with(lambda m: m["params"].pop("d1")),
+    "loss_bad": model_with(lambda m: m.update(loss="cubic")),
+    "variance_negative": model_with(lambda m: m.update(row_log_variance=-1.0)),
+    "malformed": "{",
+    "duplicate_key": json.dumps(MODEL)[:-1] + ', "loss": "log"}',
+}
+for name, content in model_bad.items():
+    case(f"energylens_model_{name}", "energylens predict --fit {dir}/m.json --data {dir}/d.csv",
+         "cubic" if name == "loss_bad" else "m.json", files=dict(DATA, **{"m.json": content}))
+case("energylens_select_missing", "energylens select --fit {dir}/m.json --candidates "
+     "{dir}/none.csv", "none.csv", files={"m.json": json.dumps(MODEL)})
+
+# Arguments themselves.
+case("no_subcommand", "", "subcommand")
+case("unknown_subcommand", "simulat", "subcommand")
+case("devices_extra", "devices --gpu 0", "--gpu")
+
+with open(os.path.join(os.path.dirname(__file__), "cases.json"), "w") as f:
+    json.dump({"cases": cases}, f, indent=1, ensure_ascii=True)
+    f.write("\n")
+total = sum(len(c.get("values", [None])) for c in cases)
+print(f"{len(cases)} entries, {total} cases")
