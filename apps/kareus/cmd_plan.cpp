@@ -91,10 +91,7 @@ void check_sweep(const PlanFlags& f, const std::vector<NamedWorkload>& workloads
   require(!f.deadline && !f.energy_budget, "command line",
           f.deadline ? "--deadline" : "--energy-budget", "with several workloads",
           "a bound belongs to one workload; sweep with --max-throughput");
-  const auto methods = planner::parse_methods(f.methods);
-  if (std::any_of(methods.begin(), methods.end(), [](auto m) {
-        return m != planner::Method::kMegatron && m != planner::Method::kPerseus;
-      }))
+  if (planner::needs_nanobatch_split(planner::parse_methods(f.methods)))
     for (const auto& w : workloads) partition::require_nanobatch_split(w.workload, w.name);
 }
 

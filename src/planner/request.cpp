@@ -38,11 +38,6 @@ class FieldCheck {
   const std::map<std::string, FieldSpelling>& spellings_;
 };
 
-bool uses_nanobatches(const std::vector<Method>& methods) {
-  return std::any_of(methods.begin(), methods.end(),
-                     [](Method m) { return m != Method::kMegatron && m != Method::kPerseus; });
-}
-
 std::string method_list(const std::vector<Method>& methods) {
   std::string text;
   for (const auto m : methods) text += (text.empty() ? "" : ",") + std::string(to_string(m));
@@ -58,7 +53,8 @@ void check_with(const PlanOptions& o, const workload::Workload& w, const FieldCh
   const double latency = o.partition_clocks.switch_latency.value();
   c.number(std::isfinite(latency) && latency >= 0, "switch_latency_s", latency,
            "must be a finite duration >= 0");
-  if (uses_nanobatches(o.methods)) partition::require_nanobatch_split(w, std::string(c.where()));
+  if (needs_nanobatch_split(o.methods))
+    partition::require_nanobatch_split(w, std::string(c.where()));
 }
 
 }  // namespace
@@ -97,6 +93,11 @@ const IterationPoint& select(const MethodResult& m, const Selection& selection) 
       break;
   }
   return select_max_throughput(m);
+}
+
+bool needs_nanobatch_split(const std::vector<Method>& methods) {
+  return std::any_of(methods.begin(), methods.end(),
+                     [](Method m) { return m != Method::kMegatron && m != Method::kPerseus; });
 }
 
 std::vector<Method> parse_methods(std::string_view comma_separated) {

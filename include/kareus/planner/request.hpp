@@ -68,6 +68,10 @@ struct PlanRequest {
   static PlanRequest from_json(const JsonValue& value);
 };
 
+// Whether any of `methods` runs microbatches as two nanobatches (all but megatron and perseus),
+// so the workload's microbatch size must split.
+bool needs_nanobatch_split(const std::vector<Method>& methods);
+
 // "megatron,perseus" -> methods; empty items are skipped, unknown names refused.
 std::vector<Method> parse_methods(std::string_view comma_separated);
 
