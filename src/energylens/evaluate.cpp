@@ -20,6 +20,7 @@ namespace {
 struct RunScore {
   std::optional<double> mape;
   double top1;
+  double regret;
   double pairwise;
   double pairwise_parallelism;
 };
@@ -74,7 +75,7 @@ std::map<std::string, RunScore> score_rows(const Dataset& data,
     std::vector<double> predicted;
     for (std::size_t r : rows) predicted.push_back(p.values[r]);
     const SelectionScore sel = selection_score(data.samples, rows, predicted);
-    RunScore score{std::nullopt, sel.top1, sel.pairwise, sel.pairwise_parallelism};
+    RunScore score{std::nullopt, sel.top1, sel.regret, sel.pairwise, sel.pairwise_parallelism};
     if (p.energy) score.mape = mape_percent(measured, predicted);
     out[name] = score;
   }
@@ -108,17 +109,19 @@ Scores summarise(const std::vector<std::map<std::string, RunScore>>& runs) {
   Scores out;
   if (runs.empty()) return out;
   for (const auto& [name, first] : runs.front()) {
-    std::vector<double> mape, top1, pairwise, parallelism;
+    std::vector<double> mape, top1, regret, pairwise, parallelism;
     for (const auto& run : runs) {
       const RunScore& r = run.at(name);
       if (r.mape) mape.push_back(*r.mape);
       top1.push_back(r.top1);
+      regret.push_back(r.regret);
       pairwise.push_back(r.pairwise);
       parallelism.push_back(r.pairwise_parallelism);
     }
     ModelScores m;
     if (first.mape) m.mape = stat_of(mape);
     m.top1 = stat_of(top1);
+    m.regret = stat_of(regret);
     m.pairwise = stat_of(pairwise);
     m.pairwise_parallelism = stat_of(parallelism);
     out[name] = m;
@@ -228,6 +231,7 @@ Json scores_json(const Scores& scores) {
   for (const auto& [name, m] : scores) {
     out[name] = Json{{"mape", m.mape ? stat_json(*m.mape, 1.0) : Json(nullptr)},
                      {"top1", stat_json(m.top1, 100.0)},
+                     {"regret", stat_json(m.regret, 100.0)},
                      {"pairwise", stat_json(m.pairwise, 100.0)},
                      {"pairwise_parallelism", stat_json(m.pairwise_parallelism, 100.0)}};
   }
@@ -235,10 +239,11 @@ Json scores_json(const Scores& scores) {
 }
 
 std::string scores_table(const Scores& scores) {
-  TextTable t({"model", "MAPE %", "Top-1 %", "pairwise %", "pairwise across TP/PP/DP %"});
+  TextTable t(
+      {"model", "MAPE %", "Top-1 %", "regret %", "pairwise %", "pairwise across TP/PP/DP %"});
   for (const auto& [name, m] : scores)
-    t.add_row({name, cell(m.mape, 1.0), cell(m.top1, 100.0), cell(m.pairwise, 100.0),
-               cell(m.pairwise_parallelism, 100.0)});
+    t.add_row({name, cell(m.mape, 1.0), cell(m.top1, 100.0), cell(m.regret, 100.0),
+               cell(m.pairwise, 100.0), cell(m.pairwise_parallelism, 100.0)});
   return t.render_markdown();
 }
 
@@ -300,16 +305,18 @@ Json EvaluationReport::to_json() const {
   Json held_out = Json::object();
   for (const LeaveOneOut& l : leave_one_out)
     held_out[l.column] = Json{{"folds", l.folds}, {"models", scores_json(l.scores)}};
-  return Json{{"source", source},
-              {"rows", rows},
-              {"scenarios", scenarios},
-              {"train_size", train_size},
-              {"seeds", seeds},
-              {"units", {{"mape", "percent"}, {"top1", "percent"}, {"pairwise", "percent"}}},
-              {"models", scores_json(scores)},
-              {"sample_efficiency", curve_json},
-              {"extrapolation", extra},
-              {"leave_one_out", held_out}};
+  return Json{
+      {"source", source},
+      {"rows", rows},
+      {"scenarios", scenarios},
+      {"train_size", train_size},
+      {"seeds", seeds},
+      {"units",
+       {{"mape", "percent"}, {"top1", "percent"}, {"regret", "percent"}, {"pairwise", "percent"}}},
+      {"models", scores_json(scores)},
+      {"sample_efficiency", curve_json},
+      {"extrapolation", extra},
+      {"leave_one_out", held_out}};
 }
 
 std::string EvaluationReport::to_markdown() const {

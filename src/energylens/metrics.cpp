@@ -25,7 +25,7 @@ SelectionScore selection_score(const std::vector<Sample>& samples,
   std::map<std::size_t, double> score_of;
   for (std::size_t i = 0; i < rows.size(); ++i) score_of[rows[i]] = score[i];
   SelectionScore out;
-  double top1_sum = 0.0, pair_sum = 0.0, parallel_sum = 0.0;
+  double top1_sum = 0.0, regret_sum = 0.0, pair_sum = 0.0, parallel_sum = 0.0;
   for (const auto& group : scenario_groups(samples, rows)) {
     if (group.size() < 2) continue;
     double best_measured = std::numeric_limits<double>::infinity();
@@ -34,13 +34,15 @@ SelectionScore selection_score(const std::vector<Sample>& samples,
       best_measured = std::min(best_measured, samples[r].energy->value());
       best_score = std::min(best_score, score_of[r]);
     }
-    double hits = 0.0, chosen = 0.0;
+    double hits = 0.0, chosen = 0.0, chosen_energy = 0.0;
     for (std::size_t r : group) {
       if (score_of[r] != best_score) continue;
       chosen += 1.0;
+      chosen_energy += samples[r].energy->value();
       if (samples[r].energy->value() == best_measured) hits += 1.0;
     }
     top1_sum += hits / chosen;
+    regret_sum += chosen_energy / chosen / best_measured - 1.0;
     ++out.scenarios;
     for (std::size_t i = 0; i < group.size(); ++i) {
       for (std::size_t j = i + 1; j < group.size(); ++j) {
@@ -60,6 +62,7 @@ SelectionScore selection_score(const std::vector<Sample>& samples,
   }
   const double nan = std::numeric_limits<double>::quiet_NaN();
   out.top1 = out.scenarios ? top1_sum / static_cast<double>(out.scenarios) : nan;
+  out.regret = out.scenarios ? regret_sum / static_cast<double>(out.scenarios) : nan;
   out.pairwise = out.pairs ? pair_sum / static_cast<double>(out.pairs) : nan;
   out.pairwise_parallelism =
       out.parallelism_pairs ? parallel_sum / static_cast<double>(out.parallelism_pairs) : nan;

@@ -28,6 +28,8 @@ TEST(EnergyLensMetrics, Top1AndPairwiseOnHandMadeScenarios) {
   const SelectionScore score = selection_score(s, rows, {2.0, 1.0, 3.0, 0.1, 0.2, 9.0});
   EXPECT_EQ(score.scenarios, 2u);
   EXPECT_DOUBLE_EQ(score.top1, 0.5);
+  // A's pick costs 20 / 10 - 1, B's nothing: the mean over the two scenarios.
+  EXPECT_DOUBLE_EQ(score.regret, 0.5);
   EXPECT_EQ(score.pairs, 4u);
   EXPECT_DOUBLE_EQ(score.pairwise, 3.0 / 4.0);
 }
@@ -53,6 +55,7 @@ TEST(EnergyLensMetrics, TiesAreDocumentedHalves) {
   const std::vector<Sample> s = {row("A", 1), row("A", 2), row("A", 3), row("A", 3)};
   const SelectionScore score = selection_score(s, {0, 1, 2, 3}, {1.0, 1.0, 2.0, 3.0});
   EXPECT_DOUBLE_EQ(score.top1, 0.5);
+  EXPECT_DOUBLE_EQ(score.regret, 0.5);  // the tied pick averages 1 and 2 J: 1.5 / 1 - 1
   EXPECT_EQ(score.pairs, 5u);
   EXPECT_DOUBLE_EQ(score.pairwise, 4.5 / 5.0);
 }
@@ -64,6 +67,7 @@ TEST(EnergyLensMetrics, OnlyTheListedRowsCount) {
   EXPECT_DOUBLE_EQ(score.pairwise, 0.0);
   const SelectionScore none = selection_score(s, {1}, {5.0});
   EXPECT_TRUE(std::isnan(none.top1));
+  EXPECT_TRUE(std::isnan(none.regret));
   EXPECT_TRUE(std::isnan(none.pairwise));
 }
 

@@ -34,6 +34,7 @@ struct Stat {
 struct ModelScores {
   std::optional<Stat> mape;  // absent for a ranking proxy
   Stat top1;
+  Stat regret;  // energy of the pick over the scenario's least, minus 1 (metrics.hpp)
   Stat pairwise;
   Stat pairwise_parallelism;  // count 0 when no scenario varies TP, PP or DP
 };

@@ -16,6 +16,10 @@ struct SelectionScore {
   // prediction split the credit) whose measured energy is the scenario's minimum. NaN if none.
   double top1 = 0.0;
   std::size_t scenarios = 0;
+  // Mean over the same scenarios of what the pick costs: the measured energy of the
+  // predicted-best rows (averaged over a predicted tie) over the scenario's least, minus 1. Top-1
+  // counts a pick 0.5 % worse than the best as a miss; this says how much such misses cost.
+  double regret = 0.0;
   // Over all pairs within a scenario whose measured energies differ: ordered like the
   // measurement = 1, predicted tie = 1/2, reversed = 0; pooled over scenarios. NaN if no pair.
   double pairwise = 0.0;
