@@ -90,6 +90,11 @@ Store::Store(const std::filesystem::path& path) : path_(path) {
     if (Statement(db_, path_, "PRAGMA journal_mode=WAL").step_text() != "wal") {
       throw Error::io(fmt::format("measurement store {}: SQLite refused WAL mode", path.string()));
     }
+    // With the default FULL every commit waits for an fsync, so a first plan ran measurably
+    // slower with the store on a disk than in memory (Qwen3-1.7B on H100: 1.30 s vs 0.94 s);
+    // with NORMAL the two match. In WAL mode NORMAL still never corrupts the file: a power loss
+    // may drop the last commits, and those measurements are simply taken again by the next run.
+    execute(db_, path_, "PRAGMA synchronous=NORMAL");
     if (version == 0) {
       execute(db_, path_, kSchema);
       execute(db_, path_, fmt::format("PRAGMA user_version = {}", kSchemaVersion));
