@@ -326,7 +326,11 @@ Schedule make_schedule(const PlanResult& plan, Method method, const IterationPoi
       ScheduleInstruction si;
       si.microbatch = instr.microbatch;
       si.direction = workload::to_string(instr.direction);
-      si.clock = MHz(std::round(opt.clock.value()));
+      // A governor instruction's clock is the average the governor reached (e.g. 1346 MHz on an
+      // A100), which no GPU can lock. A lock at the maximum clock is the same run: the power
+      // limit throttles a locked clock as it does the governor (NVML's locked-clocks rule, and
+      // the emulator's evaluate_under), so the runtime can play a Megatron schedule.
+      si.clock = opt.governor ? plan.workload.gpu.clock_max : MHz(std::round(opt.clock.value()));
       si.execution = opt.nanobatch ? "nanobatch" : "sequential";
       for (const auto& [key, c] : opt.configs) si.partitions[key] = {c.slot, c.sms};
       for (const auto& [key, c] : opt.recompute) si.recompute_partitions[key] = {c.slot, c.sms};

@@ -104,6 +104,26 @@ TEST_F(Export, ScheduleDescribesThePointItWasMadeFor) {
   EXPECT_GT(nanobatch, 0);
 }
 
+// The runtime locks each clock and refuses one the GPU does not support; Megatron's governor
+// clocks once came out as averages such as 1346 MHz, which an A100 (15 MHz steps) cannot lock.
+TEST_F(Export, EveryMethodsScheduleLocksOnlySupportedClocks) {
+  const auto& gpu = tp8_->workload.gpu;
+  for (const auto& [method, result] : tp8_->methods) {
+    for (const auto& point : ten_point_frontier(result)) {
+      const auto s = make_schedule(*tp8_, method, point);
+      for (const auto& stage : s.stages)
+        for (const auto& in : stage.instructions) {
+          EXPECT_TRUE(gpu.supports_clock(in.clock))
+              << to_string(method) << " point " << point.plan << ": " << in.clock.value();
+          for (MHz f : in.step_clocks) EXPECT_TRUE(gpu.supports_clock(f)) << f.value();
+        }
+    }
+  }
+  const auto megatron =
+      make_schedule(*tp8_, Method::kMegatron, tp8_->methods.at(Method::kMegatron).fastest());
+  EXPECT_EQ(megatron.stages.front().instructions.front().clock, gpu.clock_max);
+}
+
 // Checks the two artifact files of one exported point against the schedule of that point:
 // one list per stage, one tuple per instruction in 1F1B order, the same clocks and configs.
 void check_artifact(const PlanResult& plan, Method method, const fs::path& dir,
