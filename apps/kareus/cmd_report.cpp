@@ -12,8 +12,7 @@ namespace kareus::cli {
 
 void write_plan_report(const std::filesystem::path& plan_dir, const std::filesystem::path& html,
                        const report::ChartLibrary& library) {
-  const auto data = report::plan_page_data(plan_dir);
-  write_file_atomically(html, report::plan_report_html(data, library));
+  write_file_atomically(html, report::plan_report_html(report::plan_page_data(plan_dir), library));
 }
 
 void register_report_command(CLI::App& app) {
@@ -30,8 +29,11 @@ void register_report_command(CLI::App& app) {
     const std::filesystem::path html = f->out.empty()
                                            ? std::filesystem::path(f->plan) / "report.html"
                                            : std::filesystem::path(f->out);
-    write_plan_report(f->plan, html,
-                      report::ChartLibrary::load(report::ChartLibrary::default_dir()));
+    // The user's plan folder is checked before the installation's chart library, so a wrong
+    // --plan is reported as such even where the library is missing.
+    const Json data = report::plan_page_data(f->plan);
+    const auto library = report::ChartLibrary::load(report::ChartLibrary::default_dir());
+    write_file_atomically(html, report::plan_report_html(data, library));
     std::cout << fmt::format("wrote {}\n", html.string());
   });
 }

@@ -225,5 +225,12 @@ TEST_F(ReportCli, MissingChartLibraryIsNamedBeforeAnythingIsPlanned) {
   EXPECT_FALSE(fs::exists(kTmp / "nolib.html"));
 }
 
+TEST_F(ReportCli, WrongPlanFolderIsNamedEvenWithoutTheChartLibrary) {
+  const std::string env = "KAREUS_REPORT_JS_DIR=" + (kTmp / "empty").string() + " ";
+  testing::expect_rejected(
+      "env " + env + KAREUS_BINARY,
+      {"report --plan " + (kTmp / "no_such_plan").string(), "no_such_plan: not a directory"});
+}
+
 }  // namespace
 }  // namespace kareus
