@@ -121,9 +121,14 @@ ParallelRatios parallel_ratios(const ModelDescriptors& m, const GpuDescriptors& 
 void DescriptorCache::look_up(const Sample& s, std::string_view source) {
   const std::string where = fmt::format("{}:{}", source, s.line);
   if (s.model.empty())
-    throw Error::invalid(where, "model", "", "descriptor scale needs a model name per row");
+    throw Error::invalid(
+        where, "model", "",
+        "the descriptor scale needs a model name per row (a `model` column), or pass "
+        "--descriptors off");
   if (s.gpu.empty())
-    throw Error::invalid(where, "gpu", "", "descriptor scale needs a GPU name per row");
+    throw Error::invalid(where, "gpu", "",
+                         "the descriptor scale needs a GPU name per row (a `gpu` column), or pass "
+                         "--descriptors off");
   try {
     if (!models_.contains(s.model)) models_[s.model] = model_descriptors(s.model);
     if (!gpus_.contains(s.gpu)) gpus_[s.gpu] = gpu_descriptors(s.gpu);

@@ -76,10 +76,13 @@ TEST(EnergyLensCli, RowsTheCataloguesCannotDescribeAreRefused) {
   std::ofstream(config) << R"({"hidden_size": 4096, "num_attention_heads": 32,
                              "intermediate_size": 11008, "vocab_size": 32000})";
   const fs::path no_field = write_csv("kareus_el_cli_field.csv", config.string(), "h100-sxm");
+  const fs::path unnamed = write_csv("kareus_el_cli_unnamed.csv", "", "h100-sxm");
   for (const testing::BadInput& c : std::initializer_list<testing::BadInput>{
            {"energylens fit --data " + no_model.string(), "acme/Unknown-9B"},
            {"energylens fit --data " + no_gpu.string(), "NVIDIA B300"},
            {"energylens fit --data " + no_field.string(), "num_hidden_layers"},
+           // A CSV without model names is fine for the paper's form: the message says how.
+           {"energylens fit --data " + unnamed.string(), "or pass --descriptors off"},
            {"energylens evaluate --train-size 4 --seeds 1 --data " + no_model.string(),
             "acme/Unknown-9B"},
            {"energylens predict --fit " + model.string() + " --data " + no_gpu.string(),
