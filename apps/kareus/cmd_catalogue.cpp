@@ -46,7 +46,8 @@ void register_models_command(CLI::App& app) {
   cmd->add_flag("--json", *json, "Print one JSON document");
   cmd->callback([json] {
     Json doc = Json::array();
-    TextTable table({"name", "layers", "hidden", "heads", "kv heads", "ffn", "vocab", "params B"});
+    TextTable table(
+        {"name", "layers", "hidden", "heads", "kv heads", "ffn", "vocab", "params B", "experts"});
     for (const auto& name : workload::list_models()) {
       const auto m = workload::load_model(name);
       doc.push_back({{"name", m.name},
@@ -57,11 +58,19 @@ void register_models_command(CLI::App& app) {
                      {"intermediate_size", m.intermediate_size},
                      {"vocab_size", m.vocab_size},
                      {"qk_norm", m.qk_norm},
-                     {"parameters", m.total_parameters()}});
+                     {"parameters", m.total_parameters()},
+                     {"active_parameters", m.active_parameters()},
+                     {"num_local_experts", m.experts},
+                     {"num_experts_per_tok", m.experts_per_token},
+                     // kareus plan/simulate/search take dense models only (workload.cpp).
+                     {"trainable", !m.mixture_of_experts()}});
       table.add_row({m.name, std::to_string(m.num_hidden_layers), std::to_string(m.hidden_size),
                      std::to_string(m.num_attention_heads), std::to_string(m.num_key_value_heads),
                      std::to_string(m.intermediate_size), std::to_string(m.vocab_size),
-                     fmt::format("{:.2f}", m.total_parameters() / 1e9)});
+                     fmt::format("{:.2f}", m.total_parameters() / 1e9),
+                     m.mixture_of_experts() ? fmt::format("{} (top {}; EnergyLens only)", m.experts,
+                                                          m.experts_per_token)
+                                            : "-"});
     }
     std::cout << (*json ? doc.dump(2) + "\n" : table.render());
   });

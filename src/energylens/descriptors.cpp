@@ -7,7 +7,6 @@
 #include <cmath>
 
 #include "kareus/core/error.hpp"
-#include "kareus/core/json.hpp"
 #include "kareus/core/paths.hpp"
 #include "kareus/hardware/gpu_spec.hpp"
 #include "kareus/workload/model.hpp"
@@ -43,23 +42,12 @@ ModelDescriptors model_descriptors(const std::string& model) {
   ModelDescriptors d;
   d.config = find_model_config(model);
   const workload::ModelConfig c = workload::load_model(d.config.string());
-  // Mixture of experts: the fields of Mixtral's config.json; a dense model has neither.
-  const JsonDocument doc = JsonDocument::load_file(d.config);
-  const JsonValue root = doc.root();
-  const double experts = static_cast<double>(root.integer_or("num_local_experts", 1));
-  const double top_k = static_cast<double>(root.integer_or("num_experts_per_tok", 1));
-  if (experts < 1.0 || top_k < 1.0 || top_k > experts)
-    root.at("num_experts_per_tok").fail("needs 1 <= num_experts_per_tok <= num_local_experts");
-  const double h = c.hidden_size;
-  const double mlp = (c.gated_mlp ? 3.0 : 2.0) * h * c.intermediate_size;
-  const double attention = c.layer_parameters() - mlp;
-  const double layers = c.num_hidden_layers;
-  d.parameters = layers * (attention + experts * mlp) + c.embedding_parameters();
-  d.active_parameters = layers * (attention + top_k * mlp) + c.embedding_parameters();
-  d.layers = layers;
-  d.hidden_size = h;
+  d.parameters = c.total_parameters();
+  d.active_parameters = c.active_parameters();
+  d.layers = c.num_hidden_layers;
+  d.hidden_size = c.hidden_size;
   d.kv_heads = c.num_key_value_heads;
-  d.kv_bytes_per_token = 2.0 * layers * c.num_key_value_heads * c.head_dim * 2.0;
+  d.kv_bytes_per_token = 2.0 * d.layers * c.num_key_value_heads * c.head_dim * 2.0;
   return d;
 }
 

@@ -17,8 +17,11 @@ double ModelConfig::layer_parameters() const {
   const double q = static_cast<double>(num_attention_heads) * head_dim;
   const double kv = static_cast<double>(num_key_value_heads) * head_dim;
   const double attention = h * (q + 2 * kv) + q * h;
-  const double mlp = (gated_mlp ? 3.0 : 2.0) * h * intermediate_size;
-  return attention + mlp;
+  return attention + mlp_parameters();
+}
+
+double ModelConfig::mlp_parameters() const {
+  return (gated_mlp ? 3.0 : 2.0) * static_cast<double>(hidden_size) * intermediate_size;
 }
 
 double ModelConfig::embedding_parameters() const {
@@ -26,7 +29,13 @@ double ModelConfig::embedding_parameters() const {
 }
 
 double ModelConfig::total_parameters() const {
-  return layer_parameters() * num_hidden_layers + embedding_parameters();
+  return (layer_parameters() + (experts - 1) * mlp_parameters()) * num_hidden_layers +
+         embedding_parameters();
+}
+
+double ModelConfig::active_parameters() const {
+  return (layer_parameters() + (experts_per_token - 1) * mlp_parameters()) * num_hidden_layers +
+         embedding_parameters();
 }
 
 ModelConfig load_model(const std::string& name_or_path) {
@@ -70,6 +79,10 @@ ModelConfig load_model(const std::string& name_or_path) {
   m.gated_mlp = act == "silu" || act == "swiglu" || act == "swish" || act == "gegelu" ||
                 m.model_type.starts_with("gemma");
   m.qk_norm = r.bool_or("qk_norm", m.model_type == "qwen3" || m.model_type == "qwen3_moe");
+  m.experts = int_or("num_local_experts", 1);
+  m.experts_per_token = int_or("num_experts_per_tok", 1);
+  if (m.experts_per_token > m.experts)
+    r.at("num_experts_per_tok").fail("needs 1 <= num_experts_per_tok <= num_local_experts");
   return m;
 }
 

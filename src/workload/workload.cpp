@@ -100,6 +100,12 @@ Workload make_workload(const WorkloadRequest& request) {
           fmt::format("must be at most {} tokens", std::numeric_limits<int>::max()));
   Workload wl{load_model(request.model), load_gpu(request.gpu), p};
   const auto& m = wl.model;
+  // Planning an MoE as its dense shell would drop the expert MLPs and the all-to-all, a plan
+  // several times off without a word; EnergyLens reads MoE configs through its own descriptors.
+  require(!m.mixture_of_experts(), w, "model", m.name,
+          fmt::format("a mixture of experts ({} experts, {} per token): the training planner "
+                      "models dense transformers only (no expert layers, no all-to-all)",
+                      m.experts, m.experts_per_token));
   require(m.num_attention_heads % p.tp == 0, w, "tp", std::to_string(p.tp),
           fmt::format("must divide num_attention_heads ({}) of {}", m.num_attention_heads, m.name));
   require(m.num_key_value_heads % p.tp == 0 || p.tp % m.num_key_value_heads == 0, w, "tp",

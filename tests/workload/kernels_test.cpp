@@ -142,6 +142,25 @@ TEST(Workload, LoadsHfStyleConfig) {
   EXPECT_FALSE(load_model("gpt3-xl").gated_mlp);
   EXPECT_NEAR(load_model("llama3.2-3b").total_parameters() / 1e9, 3.21, 0.02);
   EXPECT_NEAR(load_model("llama3.3-70b").total_parameters() / 1e9, 70.6, 0.3);
+  const auto dense = load_model("llama3.2-3b");
+  EXPECT_EQ(dense.active_parameters(), dense.total_parameters());
+}
+
+// Mixtral 8x7B: 46.7 B parameters, 12.9 B active per token (Mistral AI's model card).
+TEST(Workload, MixtureOfExpertsCountsEveryExpertAndIsRefusedForTraining) {
+  const auto m = load_model("mixtral-8x7b-instruct-v0.1");
+  EXPECT_TRUE(m.mixture_of_experts());
+  EXPECT_NEAR(m.total_parameters() / 1e9, 46.7, 0.2);
+  EXPECT_NEAR(m.active_parameters() / 1e9, 12.9, 0.1);
+  try {
+    make("mixtral-8x7b-instruct-v0.1", 8, 1, 4, 1, 4096, 8);
+    ADD_FAILURE() << "an MoE was planned as its dense shell";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "command line: model = mixtral-8x7b-instruct-v0.1: a mixture of experts (8 "
+                 "experts, 2 per token): the training planner models dense transformers only (no "
+                 "expert layers, no all-to-all)");
+  }
 }
 
 }  // namespace

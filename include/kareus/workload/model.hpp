@@ -19,11 +19,18 @@ struct ModelConfig {
   bool tie_word_embeddings = false;
   bool gated_mlp = true;  // SwiGLU (Llama, Qwen) vs a plain GELU MLP (GPT)
   bool qk_norm = false;   // Qwen3 normalises q and k per head before rotary
+  // Mixture of experts (Mixtral's num_local_experts / num_experts_per_tok); 1 and 1 when dense.
+  int experts = 1;
+  int experts_per_token = 1;
 
-  // Parameters of one transformer layer (attention + MLP weights; norms are negligible).
+  bool mixture_of_experts() const { return experts > 1; }
+  // Parameters of one transformer layer with one MLP (attention + MLP weights; norms are
+  // negligible): the dense layer, or a mixture-of-experts layer with a single expert.
   double layer_parameters() const;
+  double mlp_parameters() const;  // one MLP (one expert)
   double embedding_parameters() const;
-  double total_parameters() const;
+  double total_parameters() const;   // every expert counted
+  double active_parameters() const;  // the experts one token runs through
 };
 
 // Loads data/models/<name>.json or any HF-style config.json path.
