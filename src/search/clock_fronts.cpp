@@ -1,4 +1,4 @@
-#include "clock_fronts.hpp"
+#include "kareus/search/clock_fronts.hpp"
 
 #include <algorithm>
 #include <limits>

@@ -1,29 +1,29 @@
-// The `kareus` strategy: model-guided tracing of what the planner composes, the per-clock
-// (time, dynamic energy) fronts (src/search/clock_fronts.hpp). Differences from the artifact's
-// MBO, each measured with bench/search_quality.cpp (docs/search.md has the history):
+// The `kareus` strategy: a search for what the planner composes, the per-clock
+// (time, dynamic energy) fronts (kareus/search/clock_fronts.hpp). Differences from the artifact's
+// MBO, each measured with bench/search_quality.cpp at the iteration level (docs/search.md):
 // - the target is the union over clocks of per-clock fronts, not the (time, total energy)
 //   frontier: the composition sums the keys' fronts clock by clock and skips a clock at which a
-//   key has no point, so a clock the total-energy frontier never visits still needs its best
-//   configurations;
-// - features with physical meaning (datasheet roofline predictions; src/search/roofline_prior.hpp)
-//   when the problem has them, so trees split on what drives time and energy;
-// - a small initial sample stratified over the clock (trees do not extrapolate), then batches of
-//   4 picked greedily by the hypervolume each predicted point adds to its own clock's front, all
-//   clocks under one normalisation and reference point, so an uncovered clock is worth the most;
-//   neighbours (one clock, SM or slot step) of per-clock front points go first, since good shapes
-//   at one clock are good at the next;
-// - a cap that grows with the number of clocks, never above half of the artifact's full size for
-//   the size class, and an earlier stop once every clock is covered and no front has moved by
-//   more than kStillMove for kStillBatches batches: then the composed fronts have not moved by
-//   more than that either.
-// Ensemble optimism (mean - kappa x spread) lowered the hypervolume reached at this budget, so it
-// is not used.
+//   key has no point, so every clock needs its best configurations;
+// - the initial sample screens shapes (SM count, slot) at the top clock, where the fastest plan
+//   is, and spends what is left of half the cap on strata of the other clocks;
+// - every clock is then covered with the two fastest measured shapes: the best shapes move
+//   little from one clock to the next (docs/search.md), and without them the composed options
+//   near the fast end lose up to 11 % energy;
+// - then batches of 4, picked greedily by the hypervolume each predicted point (XGBoost on
+//   datasheet roofline features, src/search/roofline_prior.hpp) adds to its clock's front against
+//   the other clocks' fronts, neighbours (one clock, SM or slot step) of front points first;
+// - the cap follows the space (every shape once plus kPerClock per clock), never above half of
+//   the artifact's full size for the size class, and the search stops earlier once every clock
+//   is covered and no front moved by more than kStillMove for kStillBatches batches: the composed
+//   fronts then have not moved by more than that either.
+// Ensemble optimism (mean - kappa x spread) lowered the hypervolume reached at this budget in
+// earlier rounds, so it is not used.
 #include <algorithm>
 #include <numeric>
 
-#include "clock_fronts.hpp"
 #include "kareus/core/rng.hpp"
 #include "kareus/search/acquisition.hpp"
+#include "kareus/search/clock_fronts.hpp"
 #include "neighbours.hpp"
 #include "observed.hpp"
 #include "strategies.hpp"
