@@ -6,7 +6,7 @@
 //   key has no point, so every clock needs its best configurations;
 // - the initial sample screens shapes (SM count, slot) at the top clock, where the fastest plan
 //   is, and spends what is left of half the cap on strata of the other clocks;
-// - every clock is then covered with the two fastest measured shapes: the best shapes move
+// - every clock is then covered with the three fastest measured shapes: the best shapes move
 //   little from one clock to the next (docs/search.md), and without them the composed options
 //   near the fast end lose up to 11 % energy;
 // - then batches of 4, picked greedily by the hypervolume each predicted point (XGBoost on
@@ -40,7 +40,10 @@ struct KareusPlan {
 // The cap follows the space: every shape (SM count, slot) once at the top clock, and
 // kPerClock configurations at every clock (kCoverShapes to cover it, the rest for its front);
 // never more than half of what the artifact's MBO would take for the size class.
-constexpr std::size_t kPerClock = 3;
+constexpr std::size_t kPerClock = 4;
+
+// Fastest measured shapes every clock is covered with.
+constexpr std::size_t kCoverShapes = 3;
 
 KareusPlan plan_for(SizeClass size_class, const ClockLayout& layout) {
   const std::size_t shapes = layout.id_at.front().size();
@@ -48,9 +51,6 @@ KareusPlan plan_for(SizeClass size_class, const ClockLayout& layout) {
       1, std::min(paper_measurements(size_class) / 2, shapes + kPerClock * layout.clocks()));
   return {std::max<std::size_t>(1, cap / 2), 4, cap};
 }
-
-// Fastest measured shapes every clock is covered with.
-constexpr std::size_t kCoverShapes = 2;
 
 // How far another clock may beat a point before it stops counting (see ClockFronts): about the
 // spread of the keys' relative energy differences between neighbouring clocks.
@@ -240,7 +240,8 @@ StopReason run_kareus(SearchState& state) {
                                      tier, count, labels)) {
       ids.push_back(candidates[c]);
     }
-    if (ids.empty()) break;
+    // The model expects nothing left to move any front: as still as a still batch.
+    if (ids.empty()) return state.stop_reason(StopReason::kConverged);
     const double moved = take(ids, labels);
     still = moved < kStillMove ? still + 1 : 0;
     if (still >= kStillBatches && fronts.covered() == fronts.clocks()) {

@@ -1,5 +1,6 @@
 #include "kareus/search/clock_fronts.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -43,32 +44,69 @@ TEST(ClockFronts, MovementIsHowFarTheCompetitionFallsShort) {
   EXPECT_EQ(fronts.front(1).size(), 1u);
 }
 
+// Six clocks x 12 shapes with separable closed forms: a shape's time scales with 1 / clock and
+// its dynamic energy with clock^2, and shape 0 beats every other shape at every clock. Once shape
+// 0 is measured at every clock nothing the search measures can move a front, so the stopping
+// rule must end the search before the cap.
+class SeparableProblem : public Problem {
+ public:
+  std::size_t size() const override { return 6 * kShapes; }
+  std::string key(std::size_t id) const override { return std::to_string(id); }
+  std::vector<double> raw_features(std::size_t id) const override {
+    return {clock(id), static_cast<double>(id % kShapes)};
+  }
+  Watts static_power() const override { return Watts(50.0); }
+  std::size_t compute_ops() const override { return 4; }
+  std::vector<Measurement> measure(const std::vector<std::size_t>& ids) override {
+    std::vector<Measurement> out;
+    for (std::size_t id : ids) {
+      const double penalty = 1.0 + 0.1 * static_cast<double>(id % kShapes);
+      const double f = clock(id) / 1410.0;
+      const double t = penalty / f;
+      const double e = penalty * f * f;
+      out.push_back({Seconds(t), Joules(e + 50.0 * t), Joules(e), Seconds(1.0), false});
+    }
+    return out;
+  }
+
+ private:
+  static constexpr std::size_t kShapes = 12;
+  static double clock(std::size_t id) { return 1410.0 - 30.0 * static_cast<double>(id / kShapes); }
+};
+
 TEST(ClockFronts, KareusCoversEveryClockAndStopsWhenTheFrontsAreStill) {
-  testing::SyntheticProblem problem({4, 4, 2.0e-3, 48e6, 0.0, 3});
+  SeparableProblem problem;
   SearchOptions o;
   o.strategy = Strategy::kKareus;
   o.seed = 4;
   const SearchResult r = run_search(problem, o);
   const ClockLayout layout = clock_layout(problem);
+  ASSERT_EQ(layout.clocks(), 6u);
   std::set<std::size_t> clocks;
   for (const auto& m : r.measured) clocks.insert(layout.clock_of[m.id]);
   EXPECT_EQ(clocks.size(), layout.clocks());
-  // The stopping rule fired before the cap (every shape once plus 3 per clock, at most half
-  // of paper's 224), so the budget went unspent because the fronts stopped moving.
-  const std::size_t cap =
-      std::min<std::size_t>(112, layout.id_at.front().size() + 3 * layout.clocks());
+  // The cap is every shape once plus 4 per clock (36, under half of paper's 224); the stopping
+  // rule fired before it because the fronts stopped moving.
   EXPECT_EQ(r.summary.stop_reason, StopReason::kConverged);
-  EXPECT_LT(r.measured.size(), cap);
-  // The last batches moved no clock's front by more than 0.1 %: replaying the measurements
-  // through ClockFronts, the last three batches of 4 move it less than that.
+  EXPECT_LT(r.measured.size(), 36u);
+  // Replaying the measurements through ClockFronts, the run ends with every clock's true front
+  // (shape 0) measured and no measurement after the last one that moved a front by 0.1 % or
+  // more, other than at most kStillBatches = 3 batches of 4.
   ClockFronts fronts(layout.clocks(), 0.03);
-  std::vector<double> moved;
-  for (const auto& m : r.measured) {
-    moved.push_back(fronts.add(layout.clock_of[m.id],
-                               {m.measurement.time.value(), m.measurement.dynamic_energy.value()}));
+  std::size_t last_move = 0;
+  for (std::size_t i = 0; i < r.measured.size(); ++i) {
+    const auto& m = r.measured[i];
+    if (fronts.add(layout.clock_of[m.id],
+                   {m.measurement.time.value(), m.measurement.dynamic_energy.value()}) >= 1e-3) {
+      last_move = i;
+    }
   }
-  ASSERT_GE(moved.size(), 12u);
-  for (std::size_t i = moved.size() - 12; i < moved.size(); ++i) EXPECT_LT(moved[i], 1e-3);
+  EXPECT_LE(r.measured.size() - 1 - last_move, 12u);
+  for (std::size_t c = 0; c < layout.clocks(); ++c) {
+    ASSERT_EQ(fronts.front(c).size(), 1u);
+    EXPECT_TRUE(std::any_of(r.measured.begin(), r.measured.end(),
+                            [&](const MeasuredPoint& m) { return m.id == layout.id_at[c][0]; }));
+  }
 }
 
 }  // namespace
