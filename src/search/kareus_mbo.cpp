@@ -62,6 +62,9 @@ constexpr double kTolerance = 0.03;
 constexpr double kStillMove = 1e-3;
 constexpr std::size_t kStillBatches = 3;
 
+// Batches of the initial sample and the coverage, as the sweeps of exhaustive and random search.
+constexpr std::size_t kLargestBatch = 16;
+
 // Neighbours of per-clock front points are picked before anything else.
 enum Tier { kFrontNeighbour = 0, kElsewhere = 1 };
 constexpr const char* kTierLabel[] = {"clock_front_neighbour", "hvi_clock"};
@@ -205,7 +208,13 @@ StopReason run_kareus(SearchState& state) {
   const auto take = [&](const std::vector<std::size_t>& ids,
                         const std::vector<std::string>& labels) {
     const std::size_t before = state.points().size();
-    state.measure(ids, labels);
+    // The initial sample and the coverage are large; measured in batches of at most
+    // kLargestBatch, a store records them as they come, so a killed search loses little.
+    for (std::size_t begin = 0; begin < ids.size(); begin += kLargestBatch) {
+      const std::size_t end = std::min(ids.size(), begin + kLargestBatch);
+      state.measure(std::vector<std::size_t>(ids.begin() + begin, ids.begin() + end),
+                    std::vector<std::string>(labels.begin() + begin, labels.begin() + end));
+    }
     double moved = 0.0;
     for (std::size_t i = before; i < state.points().size(); ++i) {
       const MeasuredPoint& p = state.points()[i];
