@@ -13,13 +13,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
+#include "kareus/core/paths.hpp"
 #include "kareus/core/table.hpp"
 #include "kareus/search/hypervolume.hpp"
 #include "kareus/search/partition_problem.hpp"
 #include "kareus/search/search.hpp"
+#include "search_iteration.hpp"
 
 namespace {
 
@@ -157,6 +160,115 @@ std::string pct(double fraction) {
   return fmt::format("{:.2f}", 100 * fraction);
 }
 
+// The iteration-level table (search_iteration.hpp) over the testbed workloads of `dir`: the
+// 16-GPU jobs, the paper's testbed size, on every GPU there.
+void iteration_table(const std::string& dir, const std::string& filter,
+                     const std::vector<double>& noises, int seeds) {
+  namespace bi = bench_iteration;
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string stem = e.path().stem().string();
+    if (e.path().extension() == ".json" && stem.find(filter) != std::string::npos) {
+      files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  double noise = 0;
+  for (double n : noises) noise = std::max(noise, n);
+  std::vector<std::string> header{
+      "workload",   "kareus meas.",   "paper full size",      "ratio",         "kareus HV",
+      "paper HV",   "random HV",      "nanobatch-Perseus HV", "kareus ε %",    "paper ε %",
+      "random ε %", "kareus fastest", "paper fastest",        "random fastest"};
+  if (noise > 0) {
+    for (const char* h : {"kareus HV, noise", "kareus ε %, noise", "kareus fastest, noise"}) {
+      header.push_back(h);
+    }
+  }
+  TextTable table(header);
+  std::vector<double> hvs, gaps, ratios, noisy_hvs;
+  for (const auto& path : files) {
+    const auto w = workload::make_workload(workload::read_workload_request(path.string()));
+    if (w.total_gpus() != 16) continue;
+    planner::PlanOptions o;
+    o.methods = {planner::Method::kKareusExhaustive, planner::Method::kNanobatchPerseus};
+    const auto exact = planner::plan(w, o);
+    const auto truth = bi::points_of(exact.methods.at(planner::Method::kKareusExhaustive));
+    const auto nanobatch =
+        bi::score(bi::points_of(exact.methods.at(planner::Method::kNanobatchPerseus)), truth);
+    std::map<std::string, std::vector<double>> v;
+    for (int s = 1; s <= seeds; ++s) {
+      const auto seed = static_cast<std::uint64_t>(s);
+      const bi::Run ours = bi::plan_with(w, Strategy::kKareus, seed, 0, {});
+      const bi::Run paper = bi::plan_with(w, Strategy::kPaper, seed, 0, ours.per_key);
+      const bi::Run random = bi::plan_with(w, Strategy::kRandom, seed, 0, ours.per_key);
+      v["n"].push_back(static_cast<double>(ours.measurements));
+      v["paper_n"].push_back(static_cast<double>(ours.paper_size));
+      for (const auto& [name, run] :
+           {std::pair{"kareus", &ours}, {"paper", &paper}, {"random", &random}}) {
+        const bi::Scores sc = bi::score(run->frontier, truth);
+        v[std::string(name) + "_hv"].push_back(sc.hv);
+        v[std::string(name) + "_eps"].push_back(sc.epsilon);
+        v[std::string(name) + "_fast"].push_back(sc.fastest);
+      }
+      if (noise > 0) {
+        const bi::Scores sc =
+            bi::score(bi::plan_with(w, Strategy::kKareus, seed, noise, {}).frontier, truth);
+        v["noisy_hv"].push_back(sc.hv);
+        v["noisy_eps"].push_back(sc.epsilon);
+        v["noisy_fast"].push_back(sc.fastest);
+      }
+    }
+    const auto m = [&](const char* k) { return median(v[k]); };
+    const auto f4 = [](double x) { return fmt::format("{:.4f}", x); };
+    const auto pc = [](double x) { return fmt::format("{:.2f}", 100 * x); };
+    const auto gap = [](double x) { return fmt::format("{:+.2f} %", 100 * x); };
+    std::vector<std::string> row{path.stem().string(),
+                                 fmt::format("{:g}", m("n")),
+                                 fmt::format("{:g}", m("paper_n")),
+                                 fmt::format("{:.2f}", m("n") / m("paper_n")),
+                                 f4(m("kareus_hv")),
+                                 f4(m("paper_hv")),
+                                 f4(m("random_hv")),
+                                 f4(nanobatch.hv),
+                                 pc(m("kareus_eps")),
+                                 pc(m("paper_eps")),
+                                 pc(m("random_eps")),
+                                 gap(m("kareus_fast")),
+                                 gap(m("paper_fast")),
+                                 gap(m("random_fast"))};
+    if (noise > 0) {
+      row.insert(row.end(), {f4(m("noisy_hv")), pc(m("noisy_eps")), gap(m("noisy_fast"))});
+      noisy_hvs.push_back(m("noisy_hv"));
+    }
+    table.add_row(row);
+    hvs.push_back(m("kareus_hv"));
+    gaps.push_back(m("kareus_fast"));
+    ratios.push_back(m("n") / m("paper_n"));
+    std::cerr << fmt::format("{}: kareus HV {:.4f}, fastest {:+.2f} %, {:g} meas\n",
+                             path.stem().string(), m("kareus_hv"), 100 * m("kareus_fast"), m("n"));
+  }
+  if (hvs.empty()) return;
+  std::size_t met = 0;
+  for (std::size_t i = 0; i < hvs.size(); ++i) {
+    if (hvs[i] >= 0.99 && gaps[i] <= 0.005 && ratios[i] <= 0.5) ++met;
+  }
+  fmt::print(
+      "\n### Iteration level: kareus vs kareus-exhaustive (median of {} seeds)\n\n{}\n"
+      "Headline: kareus HV min {:.4f}, fastest gap max {:+.2f} %, measurements / paper's full "
+      "size max {:.2f}; target (HV >= 0.99, fastest within 0.5 %, <= 0.5 x paper) met on {} of "
+      "{} workloads.{}\n",
+      seeds, table.render_markdown(), *std::min_element(hvs.begin(), hvs.end()),
+      100 * *std::max_element(gaps.begin(), gaps.end()),
+      *std::max_element(ratios.begin(), ratios.end()), met, hvs.size(),
+      noisy_hvs.empty()
+          ? std::string()
+          : fmt::format(" Under {:g} % noise: kareus HV min {:.4f}, >= 0.98 on {} of {}.",
+                        100 * noise, *std::min_element(noisy_hvs.begin(), noisy_hvs.end()),
+                        std::count_if(noisy_hvs.begin(), noisy_hvs.end(),
+                                      [](double x) { return x >= 0.98; }),
+                        noisy_hvs.size()));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -169,13 +281,23 @@ int main(int argc, char** argv) {
   app.add_option("--seeds", seeds, "Seeds per strategy (median)")->capture_default_str();
   app.add_option("--key", only_key, "Only this partition key");
   app.add_option("--workload", only_workloads, "Only these workloads (labels)");
+  std::string level = "both";
+  std::string dir = (data_dir() / "workloads").string();
+  std::string filter;
+  app.add_option("--level", level, "partition, iteration or both")
+      ->check(CLI::IsMember({"partition", "iteration", "both"}))
+      ->capture_default_str();
+  app.add_option("--workloads", dir, "Folder of workload JSON files (iteration level)")
+      ->capture_default_str();
+  app.add_option("--filter", filter, "Only workload files whose name contains this (iteration)");
   CLI11_PARSE(app, argc, argv);
 
   const std::vector<BenchWorkload> workloads{{"TP8 A100", "a100-sxm4-40gb", 8, 1},
                                              {"CP2+TP4 A100", "a100-sxm4-40gb", 4, 2},
                                              {"TP8 H100", "h100-sxm", 8, 1}};
   const auto start = std::chrono::steady_clock::now();
-  for (const double noise : noises) {
+  if (level != "partition") iteration_table(dir, filter, noises, seeds);
+  for (const double noise : level == "iteration" ? std::vector<double>{} : noises) {
     TextTable table({"workload", "key", "configs", "exh. HV (s·J)", "exh. GPU-h", "paper meas.",
                      "paper HV %", "random HV %", "kareus meas.", "kareus HV %",
                      "kareus meas. to 99 %", "kareus / paper meas.", "paper GPU-h", "random GPU-h",

@@ -62,6 +62,8 @@ KeyFrontiers search_keys(const workload::Workload& w, search::Strategy strategy,
     so.search.strategy = strategy;
     so.search.seed = options.seed;
     so.store = options.store;
+    if (const auto b = options.key_budgets.find(p.key); b != options.key_budgets.end())
+      so.search.budget = b->second;
     if (options.on_progress) {
       const std::string label = fmt::format("{}: searching {}", to_string(result.method), p.key);
       so.search.on_progress = [&options, label](const search::SearchProgress& pr) {
@@ -106,6 +108,7 @@ MethodResult run_method(const workload::Workload& w, const emulator::Emulator& e
     keys =
         search_keys(w, method == Method::kKareus ? options.strategy : search::Strategy::kExhaustive,
                     options, result);
+    if (options.on_key_frontiers) options.on_key_frontiers(method, keys);
   }
   const auto& p = w.parallelism;
   result.option_sets.resize(2 * p.pp);

@@ -1,29 +1,29 @@
-// The `kareus` strategy: model-guided local search along the measured frontier.
-// Differences from the artifact's MBO, each measured on the emulated partitions of
-// bench/search_quality.cpp (docs/search.md has the ablation):
-// - features with physical meaning (datasheet roofline predictions of compute time at the clock,
-//   launch offset, collective time on its SMs; src/search/roofline_prior.hpp) when the problem
-//   has them, so trees split on what drives time and energy;
-// - an initial sample stratified over the clock, half of the cap, so the first model has seen
-//   both ends of the clock range (trees do not extrapolate) and enough launch slots and SM
-//   counts: with co-run interference and wave quantisation the landscape has islands that
-//   tracing from a smaller sample misses (a quarter of the cap reached 94-97 % of the exhaustive
-//   hypervolume on fwd_ao_ag, below random search);
-// - every pick is an unmeasured neighbour (one clock, SM or slot step) of the measured
-//   (time, total energy) frontier: Pareto-optimal configurations sit next to each other in this
-//   space, so the frontier is traced rather than searched for. Among the neighbours the surrogate
-//   ranks by hypervolume improvement of its mean prediction, greedily, each pick's prediction
-//   joining the front before the next, so a batch spreads along the frontier;
-// - small batches (4), so the model steers most measurements;
-// - a cap of half the artifact's fewest measurements for the size class, and an earlier stop when
-//   the measured hypervolume stalls.
-// Ensemble optimism (mean - kappa x spread) and the dynamic-energy pass of the artifact both
-// lowered the hypervolume reached at this budget, so neither is used.
+// The `kareus` strategy: a search for what the planner composes, the per-clock
+// (time, dynamic energy) fronts (kareus/search/clock_fronts.hpp). Differences from the artifact's
+// MBO, each measured with bench/search_quality.cpp at the iteration level (docs/search.md):
+// - the target is the union over clocks of per-clock fronts, not the (time, total energy)
+//   frontier: the composition sums the keys' fronts clock by clock and skips a clock at which a
+//   key has no point, so every clock needs its best configurations;
+// - the initial sample screens shapes (SM count, slot) at the top clock, where the fastest plan
+//   is, and spends what is left of half the cap on strata of the other clocks;
+// - every clock is then covered with the three fastest measured shapes: the best shapes move
+//   little from one clock to the next (docs/search.md), and without them the composed options
+//   near the fast end lose up to 11 % energy;
+// - then batches of 4, picked greedily by the hypervolume each predicted point (XGBoost on
+//   datasheet roofline features, src/search/roofline_prior.hpp) adds to its clock's front against
+//   the other clocks' fronts, neighbours (one clock, SM or slot step) of front points first;
+// - the cap follows the space (every shape once plus kPerClock per clock), never above half of
+//   the artifact's full size for the size class, and the search stops earlier once every clock
+//   is covered and no front moved by more than kStillMove for kStillBatches batches: the composed
+//   fronts then have not moved by more than that either.
+// Ensemble optimism (mean - kappa x spread) lowered the hypervolume reached at this budget in
+// earlier rounds, so it is not used.
 #include <algorithm>
 #include <numeric>
 
 #include "kareus/core/rng.hpp"
 #include "kareus/search/acquisition.hpp"
+#include "kareus/search/clock_fronts.hpp"
 #include "neighbours.hpp"
 #include "observed.hpp"
 #include "strategies.hpp"
@@ -34,50 +34,86 @@ namespace {
 struct KareusPlan {
   std::size_t initial;
   std::size_t batch_size;
-  // Half of the artifact's fewest measurements for the size class (n_init + 2 batches: 68, 80,
-  // 160), so `kareus` never takes more than half of what `paper` takes.
   std::size_t cap;
 };
 
-KareusPlan plan_for(SizeClass size_class) {
-  switch (size_class) {
-    case SizeClass::kSmall:
-      return {17, 4, 34};
-    case SizeClass::kMedium:
-      return {20, 4, 40};
-    case SizeClass::kLarge:
-      return {40, 4, 80};
-  }
-  return {17, 4, 34};
+// The cap follows the space: every shape (SM count, slot) once at the top clock, and
+// kPerClock configurations at every clock (kCoverShapes to cover it, the rest for its front);
+// never more than half of what the artifact's MBO would take for the size class.
+constexpr std::size_t kPerClock = 4;
+
+// Fastest measured shapes every clock is covered with.
+constexpr std::size_t kCoverShapes = 3;
+
+KareusPlan plan_for(SizeClass size_class, const ClockLayout& layout) {
+  const std::size_t shapes = layout.id_at.front().size();
+  const std::size_t cap = std::max<std::size_t>(
+      1, std::min(paper_measurements(size_class) / 2, shapes + kPerClock * layout.clocks()));
+  return {std::max<std::size_t>(1, cap / 2), 4, cap};
 }
 
-// Stop when the measured hypervolume grew by less than kStallEpsilon (relative) per batch over
-// the last kStallWindow batches: the artifact's rule, over more (smaller) batches.
-constexpr std::size_t kStallWindow = 6;
-constexpr double kStallEpsilon = 1e-4;
+// How far another clock may beat a point before it stops counting (see ClockFronts): room for
+// the other keys of an instruction. 1 % and 10 % gave the same iteration hypervolume on the
+// subset docs/search.md lists.
+constexpr double kTolerance = 0.03;
 
-// How close a candidate is to the measured frontier; lower tiers are picked first.
-enum Tier { kClockNeighbour = 0, kNeighbour = 1, kElsewhere = 2 };
-constexpr const char* kTierLabel[] = {"frontier_clock_step", "frontier_neighbour", "hvi_total"};
+// Relative move of a per-clock front below which a batch counts as still (0.1 %, well below the
+// 0.5 % fastest-plan tolerance), and how many still batches in a row end the search.
+constexpr double kStillMove = 1e-3;
+constexpr std::size_t kStillBatches = 3;
 
-// Greedy picks by hypervolume improvement of the mean prediction, from the lowest tier that has
-// candidates left.
-std::vector<std::size_t> pick_greedy(const std::vector<Point2>& seen_total,
+// Batches of the initial sample and the coverage, as the sweeps of exhaustive and random search.
+constexpr std::size_t kLargestBatch = 16;
+
+// Neighbours of per-clock front points are picked before anything else.
+enum Tier { kFrontNeighbour = 0, kElsewhere = 1 };
+constexpr const char* kTierLabel[] = {"clock_front_neighbour", "hvi_clock"};
+
+std::vector<Tier> tiers(const SearchState& state, const ClockLayout& layout,
+                        const std::vector<std::vector<std::size_t>>& neighbours,
+                        const std::vector<std::size_t>& candidates) {
+  std::vector<std::vector<Point2>> points(layout.clocks());
+  std::vector<std::vector<std::size_t>> ids(layout.clocks());
+  for (const MeasuredPoint& p : state.points()) {
+    const std::size_t c = layout.clock_of[p.id];
+    points[c].push_back({p.measurement.time.value(), p.measurement.dynamic_energy.value()});
+    ids[c].push_back(p.id);
+  }
+  std::vector<Tier> tier_of(state.size(), kElsewhere);
+  for (std::size_t c = 0; c < layout.clocks(); ++c) {
+    for (std::size_t i : pareto_indices(points[c])) {
+      for (std::size_t n : neighbours[ids[c][i]]) tier_of[n] = kFrontNeighbour;
+    }
+  }
+  std::vector<Tier> out;
+  for (std::size_t id : candidates) out.push_back(tier_of[id]);
+  return out;
+}
+
+// Greedy picks by the hypervolume each predicted point adds to its clock's front, from the lowest
+// tier that has a candidate adding any; each pick's prediction joins its front before the next.
+std::vector<std::size_t> pick_greedy(const std::vector<Point2>& seen, const ClockFronts& fronts,
+                                     const ClockLayout& layout,
+                                     const std::vector<std::size_t>& candidates,
                                      const std::vector<Point2>& predicted,
                                      const std::vector<Tier>& tier, std::size_t count,
                                      std::vector<std::string>& labels) {
-  const Normaliser2 norm(seen_total);
-  std::vector<Point2> front = norm(seen_total);
+  const Normaliser2 norm(seen);
+  std::vector<std::vector<Point2>> front(fronts.clocks());
+  std::vector<Front2> current;
+  for (std::size_t c = 0; c < fronts.clocks(); ++c) {
+    front[c] = norm(fronts.competition(c));
+    current.emplace_back(front[c], norm.reference());
+  }
   std::vector<bool> taken(predicted.size(), false);
   std::vector<std::size_t> picks;
   for (std::size_t pick = 0; pick < count; ++pick) {
-    const Front2 current(front, norm.reference());
     std::size_t best = predicted.size();
-    double best_gain = -1.0;
-    for (int round = kClockNeighbour; round <= kElsewhere && best == predicted.size(); ++round) {
+    double best_gain = 0.0;
+    for (int round = kFrontNeighbour; round <= kElsewhere && best == predicted.size(); ++round) {
       for (std::size_t i = 0; i < predicted.size(); ++i) {
         if (taken[i] || tier[i] > round) continue;
-        const double gain = current.improvement(norm(predicted[i]));
+        const double gain = current[layout.clock_of[candidates[i]]].improvement(norm(predicted[i]));
         if (gain > best_gain) {
           best_gain = gain;
           best = i;
@@ -88,81 +124,138 @@ std::vector<std::size_t> pick_greedy(const std::vector<Point2>& seen_total,
     taken[best] = true;
     picks.push_back(best);
     labels.push_back(kTierLabel[tier[best]]);
-    front.push_back(norm(predicted[best]));
+    const std::size_t picked_clock = layout.clock_of[candidates[best]];
+    const Point2 p = predicted[best];
+    const double scale = 1 + fronts.tolerance();
+    for (std::size_t c = 0; c < fronts.clocks(); ++c) {
+      front[c].push_back(norm(c == picked_clock ? p : Point2{p.x * scale, p.y * scale}));
+      current[c] = Front2(front[c], norm.reference());
+    }
   }
   return picks;
 }
 
-// One random config from each of `count` equal strata of the ids ordered by clock (raw feature 0),
-// so the first model sees the whole clock range: trees do not extrapolate, and a purely random
-// small sample often misses the fast end of the frontier.
-std::vector<std::size_t> stratified_by_clock(const Problem& problem, std::size_t count, Rng& rng) {
-  std::vector<std::size_t> order(problem.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::vector<double> clock(problem.size());
-  for (std::size_t id = 0; id < problem.size(); ++id) clock[id] = problem.raw_features(id).at(0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return clock[a] < clock[b]; });
-  count = std::min(count, order.size());
+// The first model's sample: shapes at the top clock (where the fastest plan is, and every shape's
+// time and energy there anchor the model), then one random config from each of equal strata of
+// the other clocks' ids ordered by clock, so the model sees the whole clock range: trees do not
+// extrapolate.
+std::vector<std::size_t> initial_sample(const ClockLayout& layout, std::size_t count, Rng& rng) {
+  const std::vector<std::size_t>& top = layout.id_at.back();
+  const std::size_t screened = std::min(top.size(), count);
   std::vector<std::size_t> picked;
-  for (std::size_t s = 0; s < count; ++s) {
-    const std::size_t begin = s * order.size() / count;
-    const std::size_t end = (s + 1) * order.size() / count;
+  for (std::size_t i : rng.sample_without_replacement(top.size(), screened)) {
+    picked.push_back(top[i]);
+  }
+  std::vector<std::size_t> order;
+  for (std::size_t c = 0; c + 1 < layout.clocks(); ++c) {
+    for (std::size_t id : layout.id_at[c]) order.push_back(id);
+  }
+  const std::size_t strata = std::min(count - screened, order.size());
+  for (std::size_t s = 0; s < strata; ++s) {
+    const std::size_t begin = s * order.size() / strata;
+    const std::size_t end = (s + 1) * order.size() / strata;
     picked.push_back(order[static_cast<std::size_t>(
         rng.integer(static_cast<std::int64_t>(begin), static_cast<std::int64_t>(end) - 1))]);
   }
   return picked;
 }
 
+// The composition skips a clock at which any key has no point, so every clock gets one: the
+// shape (SMs, slot) of the fastest configuration measured so far, which anchors each clock's
+// front at its fast end.
+std::vector<std::size_t> coverage(const SearchState& state, const ClockLayout& layout) {
+  std::vector<const MeasuredPoint*> by_time;
+  std::vector<bool> covered(layout.clocks(), false);
+  for (const MeasuredPoint& p : state.points()) {
+    covered[layout.clock_of[p.id]] = true;
+    by_time.push_back(&p);
+  }
+  std::sort(by_time.begin(), by_time.end(), [](const MeasuredPoint* a, const MeasuredPoint* b) {
+    return a->measurement.time < b->measurement.time;
+  });
+  // The shapes of the fastest few points on the measured (time, dynamic energy) front.
+  std::vector<std::size_t> shapes;
+  double best_energy = 1e300;
+  for (const MeasuredPoint* p : by_time) {
+    if (shapes.size() >= kCoverShapes) break;
+    if (p->measurement.dynamic_energy.value() >= best_energy) continue;
+    best_energy = p->measurement.dynamic_energy.value();
+    if (std::find(shapes.begin(), shapes.end(), layout.shape_of[p->id]) == shapes.end()) {
+      shapes.push_back(layout.shape_of[p->id]);
+    }
+  }
+  std::vector<std::size_t> ids;
+  for (std::size_t s : shapes) {
+    for (std::size_t c = layout.clocks(); c-- > 0;) {
+      const std::size_t id = layout.id_at[c][s];
+      if (!state.is_measured(id)) ids.push_back(id);
+    }
+  }
+  return ids;
+}
+
 }  // namespace
 
 StopReason run_kareus(SearchState& state) {
   Problem& problem = state.problem();
-  const KareusPlan plan = plan_for(size_class_of(problem.compute_ops()));
+  const ClockLayout layout = clock_layout(problem);
+  const KareusPlan plan = plan_for(size_class_of(problem.compute_ops()), layout);
   const FeatureMatrix features = all_features(problem, true);
   const std::vector<std::vector<std::size_t>> neighbours = raw_neighbours(problem);
-  const std::vector<std::vector<std::size_t>> clock_steps = clock_neighbours(problem);
   Rng rng(state.options().seed);
 
-  state.measure(stratified_by_clock(problem, plan.initial, rng), "initial");
-  std::vector<double> improvements;
+  ClockFronts fronts(layout.clocks(), kTolerance);
+  const auto take = [&](const std::vector<std::size_t>& ids,
+                        const std::vector<std::string>& labels) {
+    const std::size_t before = state.points().size();
+    // The initial sample and the coverage are large; measured in batches of at most
+    // kLargestBatch, a store records them as they come, so a killed search loses little.
+    for (std::size_t begin = 0; begin < ids.size(); begin += kLargestBatch) {
+      const std::size_t end = std::min(ids.size(), begin + kLargestBatch);
+      state.measure(std::vector<std::size_t>(ids.begin() + begin, ids.begin() + end),
+                    std::vector<std::string>(labels.begin() + begin, labels.begin() + end));
+    }
+    double moved = 0.0;
+    for (std::size_t i = before; i < state.points().size(); ++i) {
+      const MeasuredPoint& p = state.points()[i];
+      moved = std::max(
+          moved, fronts.add(layout.clock_of[p.id],
+                            {p.measurement.time.value(), p.measurement.dynamic_energy.value()}));
+    }
+    return moved;
+  };
+  const std::vector<std::size_t> initial = initial_sample(layout, plan.initial, rng);
+  take(initial, std::vector<std::string>(initial.size(), "initial"));
+  {
+    std::vector<std::size_t> cover = coverage(state, layout);
+    cover.resize(std::min(cover.size(), plan.cap - std::min(plan.cap, state.points().size())));
+    take(cover, std::vector<std::string>(cover.size(), "clock_coverage"));
+  }
+
+  std::size_t still = 0;
   while (state.remaining() > 0 && state.points().size() < plan.cap) {
     const Observed seen = observed(state, features);
     const std::vector<std::size_t> candidates = state.unmeasured();
-
     BoosterParams params;
     params.seed = rng.fork_seed();
     const PredictedPoints predicted = predicted_points(
         ObjectiveModel(seen.x, seen.y, params).predict(features.select(candidates)),
         problem.static_power());
 
-    std::vector<Tier> tier_of(state.size(), kElsewhere);
-    const std::vector<std::size_t> front = pareto_indices(seen.total);
-    for (std::size_t k = 0; k < front.size(); ++k) {
-      const std::size_t id = state.points()[front[k]].id;
-      // The frontier's two ends grow the hypervolume most, so all their neighbours come first.
-      const bool end = k == 0 || k + 1 == front.size();
-      for (std::size_t n : neighbours[id]) {
-        tier_of[n] = std::min(tier_of[n], end ? kClockNeighbour : kNeighbour);
-      }
-      for (std::size_t n : clock_steps[id]) tier_of[n] = kClockNeighbour;
-    }
-    std::vector<Tier> tier;
-    for (std::size_t id : candidates) tier.push_back(tier_of[id]);
-    std::vector<std::string> labels;
+    const std::vector<Tier> tier = tiers(state, layout, neighbours, candidates);
     const std::size_t count = std::min(plan.batch_size, plan.cap - state.points().size());
+    std::vector<std::string> labels;
     std::vector<std::size_t> ids;
-    for (std::size_t c : pick_greedy(seen.total, predicted.total, tier, count, labels)) {
+    for (std::size_t c : pick_greedy(seen.dynamic, fronts, layout, candidates, predicted.dynamic,
+                                     tier, count, labels)) {
       ids.push_back(candidates[c]);
     }
-    state.measure(ids, labels);
-    improvements.push_back(relative_improvement(seen.total, observed(state, features).total));
-    if (improvements.size() >= kStallWindow) {
-      double sum = 0.0;
-      for (std::size_t i = improvements.size() - kStallWindow; i < improvements.size(); ++i) {
-        sum += improvements[i];
-      }
-      if (sum / kStallWindow < kStallEpsilon) return state.stop_reason(StopReason::kConverged);
+    // The model expects nothing left to move any front: as still as a still batch.
+    if (ids.empty()) return state.stop_reason(StopReason::kConverged);
+    const double moved = take(ids, labels);
+    still = moved < kStillMove ? still + 1 : 0;
+    if (still >= kStillBatches && fronts.covered() == fronts.clocks()) {
+      return state.stop_reason(StopReason::kConverged);
     }
   }
   return state.stop_reason(StopReason::kBatchesDone);

@@ -35,6 +35,11 @@ constexpr double kEpsilon = 1e-3;
 
 }  // namespace
 
+std::size_t paper_measurements(SizeClass size_class) {
+  const PaperPlan plan = plan_for(size_class);
+  return plan.initial + plan.batches * plan.batch_size;
+}
+
 StopReason run_paper(SearchState& state) {
   Problem& problem = state.problem();
   const PaperPlan plan = plan_for(size_class_of(problem.compute_ops()));

@@ -132,7 +132,9 @@ TEST(PartitionProblem, KareusReachesTheExhaustiveFrontierWithFewMeasurements) {
   constexpr int kSeeds = 10;
   for (std::uint64_t seed = 1; seed <= kSeeds; ++seed) {
     const SearchResult ours = search_once(Strategy::kKareus, seed, std::nullopt);
-    EXPECT_LE(ours.measured.size(), 40u);
+    // Issue 12: at most half of what the artifact's MBO would take on this partition.
+    EXPECT_LE(ours.measured.size(),
+              paper_measurements(size_class_of(Fixture{}.p.slots.size())) / 2);
     const SearchResult random = search_once(Strategy::kRandom, seed, ours.measured.size());
     ours_sum += hypervolume_2d(points_of(ours), reference) / all;
     random_sum += hypervolume_2d(points_of(random), reference) / all;

@@ -77,6 +77,12 @@ struct PlanOptions {
   std::function<void(const std::string&)> on_progress;
   // Empty: default_executor. Scale-out passes one that spreads each batch over MPI ranks.
   ExecutorFactory make_executor;
+  // Kareus methods: a measurement cap per partition key, on top of the strategy's own (the search
+  // benchmark runs other strategies at the measurements `kareus` took on each key).
+  std::map<std::string, std::size_t> key_budgets;
+  // Kareus methods: sees every key's search result before composition and may rewrite it (the
+  // search benchmark scores a noisy search by the true values of what it measured).
+  std::function<void(Method, KeyFrontiers&)> on_key_frontiers;
 };
 
 // The emulator, with the options' noise and seed: what the partition searches measure on unless

@@ -28,6 +28,9 @@ struct Measurement {
 enum class SizeClass { kSmall, kMedium, kLarge };
 SizeClass size_class_of(std::size_t compute_ops);
 const char* to_string(SizeClass size_class);
+// Most measurements the artifact's MBO (`paper`) takes on a partition of this size class: its
+// initial sample plus all its batches (Appendix C: 84, 112, 224).
+std::size_t paper_measurements(SizeClass size_class);
 
 class Problem {
  public:

@@ -1,0 +1,124 @@
+// The iteration-level half of bench_search_quality (issue 12): what a partition search is worth
+// to the frontier `kareus plan` composes. For every workload, the `kareus` method's iteration
+// frontier with the partitions searched by `kareus`, by `paper` and by `random` (both capped per
+// key at the measurements `kareus` took there), and by `kareus` under measurement noise, each
+// against `kareus-exhaustive`'s.
+//
+// Scores are against the exhaustive frontier E:
+// - hypervolume with a reference point just past E's far end (E's worst time and worst energy
+//   plus 10 % of E's span in each): the 1.1 x worst-point reference of the artifact is dominated
+//   by area every strategy gets, which let random search look good;
+// - additive epsilon with both objectives divided by E's minima: how much (as a fraction of the
+//   best time or energy) a found frontier must be shifted to cover every point of E;
+// - the fastest plan's time against E's fastest.
+// Under noise the found configurations are scored by their true values (the hook re-measures
+// them noise-free before composition), so a lucky reading does not count.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kareus/planner/planner.hpp"
+#include "kareus/search/hypervolume.hpp"
+
+namespace bench_iteration {
+
+using namespace kareus;
+using planner::Method;
+using search::Point2;
+
+std::vector<Point2> points_of(const planner::MethodResult& m) {
+  std::vector<Point2> out;
+  for (const auto& p : m.frontier) out.push_back({p.time.value(), p.energy.value()});
+  return out;
+}
+
+struct Scores {
+  double hv = 0;       // fraction of E's hypervolume
+  double epsilon = 0;  // additive, objectives / E's minima
+  double fastest = 0;  // fastest time / E's fastest - 1
+};
+
+Scores score(const std::vector<Point2>& found, const std::vector<Point2>& exact) {
+  Point2 lo{1e300, 1e300}, hi{0, 0};
+  for (const auto& p : exact) {
+    lo = {std::min(lo.x, p.x), std::min(lo.y, p.y)};
+    hi = {std::max(hi.x, p.x), std::max(hi.y, p.y)};
+  }
+  const Point2 ref{hi.x + 0.1 * (hi.x - lo.x), hi.y + 0.1 * (hi.y - lo.y)};
+  Scores s;
+  s.hv = search::hypervolume_2d(found, ref) / search::hypervolume_2d(exact, ref);
+  for (const auto& e : exact) {
+    double best = 1e300;
+    for (const auto& a : found)
+      best = std::min(best, std::max((a.x - e.x) / lo.x, (a.y - e.y) / lo.y));
+    s.epsilon = std::max(s.epsilon, best);
+  }
+  double fastest = 1e300;
+  for (const auto& a : found) fastest = std::min(fastest, a.x);
+  s.fastest = fastest / lo.x - 1;
+  return s;
+}
+
+// Measurements the `paper` strategy would take on every key of `keys` at its full size.
+std::size_t paper_size(const workload::Workload& w, const planner::KeyFrontiers& keys) {
+  std::size_t n = 0;
+  for (const auto& [key, r] : keys) {
+    n += search::paper_measurements(
+        search::size_class_of(store::find_partition(w, key).slots.size()));
+  }
+  return n;
+}
+
+std::size_t measurements(const planner::KeyFrontiers& keys) {
+  std::size_t n = 0;
+  for (const auto& [key, r] : keys) n += r.measured.size();
+  return n;
+}
+
+// Replaces every measured reading by the noise-free value of the same configuration.
+void to_true_values(const workload::Workload& w, planner::KeyFrontiers& keys) {
+  executor::EmulatorExecutor exact{emulator::Emulator(w.gpu)};
+  for (auto& [key, r] : keys) {
+    std::vector<partition::ExecConfig> configs;
+    for (const auto& m : r.measured) configs.push_back(m.config);
+    const auto truth = exact.measure(store::find_partition(w, key), configs);
+    for (std::size_t i = 0; i < truth.size(); ++i) {
+      r.measured[i].time = truth[i].time;
+      r.measured[i].total_energy = truth[i].total_energy;
+      r.measured[i].dynamic_energy = truth[i].dynamic_energy;
+    }
+  }
+}
+
+struct Run {
+  std::vector<Point2> frontier;
+  std::map<std::string, std::size_t> per_key;  // measurements per key
+  std::size_t measurements = 0;
+  std::size_t paper_size = 0;
+};
+
+Run plan_with(const workload::Workload& w, search::Strategy strategy, std::uint64_t seed,
+              double noise, const std::map<std::string, std::size_t>& budgets) {
+  planner::PlanOptions o;
+  o.methods = {Method::kKareus};
+  o.strategy = strategy;
+  o.seed = seed;
+  o.noise_sigma = noise;
+  o.key_budgets = budgets;
+  Run run;
+  o.on_key_frontiers = [&](Method, planner::KeyFrontiers& keys) {
+    for (const auto& [key, r] : keys) run.per_key[key] = r.measured.size();
+    run.measurements = measurements(keys);
+    run.paper_size = paper_size(w, keys);
+    if (noise > 0) to_true_values(w, keys);
+  };
+  run.frontier = points_of(planner::plan(w, o).methods.at(Method::kKareus));
+  return run;
+}
+
+}  // namespace bench_iteration
