@@ -101,7 +101,8 @@ class Solver {
       : problem_(problem),
         graph_(problem.dag),
         n_(static_cast<int>(problem.dag.nodes.size())),
-        unit_(options.unit_time) {
+        unit_(options.unit_time),
+        warm_start_(options.warm_start) {
     for (const auto& set : problem.option_sets)
       hulls_.emplace_back(set, problem.p_blocking, options.unit_time);
     double total = 0;
@@ -149,7 +150,8 @@ class Solver {
       // The critical subgraph and its prices often survive a step unchanged (instructions inside
       // a hull segment, no new critical path): the same network has the same minimum cut.
       if (!side_ || edges != previous_edges_) {
-        side_ = cut_.min_cut(2 + 2 * critical_count_, edges, 0, 1);
+        side_ =
+            warm_start_ ? warm_min_cut(edges) : cut_.min_cut(2 + 2 * critical_count_, edges, 0, 1);
         previous_edges_ = edges;
         ++summary.min_cuts;
       }
@@ -286,11 +288,33 @@ class Solver {
 
   std::int64_t capacity(double joules) const { return std::llround(joules * scale_); }
 
+  // A step changes few prices and adds few critical paths, so the previous step's maximum flow,
+  // carried over edge by edge (an edge new to the network starts at zero), is nearly maximum for
+  // this one: the max flow then takes a few augmentations instead of hundreds.
+  std::optional<std::vector<char>> warm_min_cut(const std::vector<BoundedEdge>& edges) {
+    if (warm_flow_.empty())
+      warm_flow_.assign(3 * static_cast<std::size_t>(n_) + graph_.succ.size(), 0);
+    flow_.resize(edges.size());
+    for (std::size_t i = 0; i < edges.size(); ++i) flow_[i] = warm_flow_[flow_key_[i]];
+    auto side = cut_.min_cut(2 + 2 * critical_count_, edges, 0, 1, &flow_);
+    for (int key : stored_keys_) warm_flow_[key] = 0;
+    for (std::size_t i = 0; i < edges.size(); ++i) warm_flow_[flow_key_[i]] = flow_[i];
+    stored_keys_ = flow_key_;
+    return side;
+  }
+
   // The critical subgraph activity-on-arc: node 0 = source, 1 = sink, each critical instruction k
   // an arc 2 + 2k -> 3 + 2k. Shortening costs `upper`, lengthening saves `lower`.
   const std::vector<BoundedEdge>& flow_edges(std::int64_t makespan) {
     auto& edges = edges_;
     edges.clear();
+    flow_key_.clear();
+    // An edge's key names it across steps (its critical index does not): the instruction arc v,
+    // the source edge n + v, the sink edge 2n + v, the precedence edge 3n + its adjacency index.
+    const auto add = [&](BoundedEdge edge, int key) {
+      edges.push_back(edge);
+      flow_key_.push_back(key);
+    };
     for (int v = 0; v < n_; ++v) {
       const int k = critical_index_[v];
       if (k < 0) continue;
@@ -299,13 +323,13 @@ class Solver {
           units_[v] < h.slowest_units() ? capacity(h.lengthen_saving(units_[v])) : 0;
       const std::int64_t upper =
           units_[v] > h.fastest_units() ? capacity(h.shorten_cost(units_[v])) : kInfiniteCapacity;
-      edges.push_back(BoundedEdge{2 + 2 * k, 3 + 2 * k, lower, upper});
-      if (start_[v] == 0) edges.push_back(BoundedEdge{0, 2 + 2 * k});
-      if (start_[v] + units_[v] == makespan) edges.push_back(BoundedEdge{3 + 2 * k, 1});
+      add(BoundedEdge{2 + 2 * k, 3 + 2 * k, lower, upper}, v);
+      if (start_[v] == 0) add(BoundedEdge{0, 2 + 2 * k}, n_ + v);
+      if (start_[v] + units_[v] == makespan) add(BoundedEdge{3 + 2 * k, 1}, 2 * n_ + v);
       for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i) {
         const int w = graph_.succ[i];
         if (critical_edge(v, w, graph_.succ_cross[i]))
-          edges.push_back(BoundedEdge{3 + 2 * k, 2 + 2 * critical_index_[w]});
+          add(BoundedEdge{3 + 2 * k, 2 + 2 * critical_index_[w]}, 3 * n_ + i);
       }
     }
     return edges;
@@ -346,6 +370,7 @@ class Solver {
   Graph graph_;
   int n_;
   Seconds unit_;
+  bool warm_start_;
   std::int64_t transfer_units_ = 0;  // rounded up, like the instructions' durations
   std::vector<OptionHull> hulls_;
   double scale_ = 1.0;
@@ -356,6 +381,8 @@ class Solver {
   std::vector<BoundedEdge> edges_, previous_edges_;
   std::optional<std::vector<char>> side_;
   MinCutSolver cut_;
+  std::vector<int> flow_key_, stored_keys_;     // per edge of edges_ / of the last solved network
+  std::vector<std::int64_t> flow_, warm_flow_;  // per edge / per key, the last maximum flow
   std::vector<Seconds> real_start_, real_latest_start_;
   Seconds busy_{0.0};
   Joules energy_{0.0};

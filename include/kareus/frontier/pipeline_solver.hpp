@@ -61,6 +61,9 @@ inline constexpr int kFastEndDeadlines = 64;
 
 struct PipelineSolverOptions {
   Seconds unit_time = milliseconds(1);
+  // Start each step's max flow from the previous step's. The frontier does not depend on it (see
+  // MinCutSolver::min_cut); false solves every max flow from scratch, for comparison.
+  bool warm_start = true;
 };
 
 struct PlanCost {
