@@ -123,6 +123,9 @@ class Solver {
             fmt::format("at most {} (one min-cut step each): use a coarser time unit",
                         kMaxPipelineSolverSteps));
     latest_finish_.resize(n_);
+    priced_units_.assign(n_, -1);
+    price_lower_.resize(n_);
+    price_upper_.resize(n_);
     critical_index_.resize(n_);
     real_start_.resize(n_);
     real_latest_start_.resize(n_);
@@ -152,7 +155,8 @@ class Solver {
       if (!side_ || edges != previous_edges_) {
         side_ =
             warm_start_ ? warm_min_cut(edges) : cut_.min_cut(2 + 2 * critical_count_, edges, 0, 1);
-        previous_edges_ = edges;
+        // The next step rebuilds edges_ from scratch, so the two buffers can trade places.
+        std::swap(previous_edges_, edges_);
         ++summary.min_cuts;
       }
       const auto& side = side_;
@@ -170,10 +174,12 @@ class Solver {
       for (int v : lengthened) ++units_[v];
       // Lengthening a T->S instruction is free for critical paths but a near-critical path that
       // enters the cut's sink side off the critical subgraph can then grow; keep it off then.
-      if (planned_makespan() > makespan - 1) {
+      std::int64_t next_makespan = planned_makespan();
+      if (next_makespan > makespan - 1) {
         for (int v : lengthened) --units_[v];
         lengthened.clear();
         ++summary.fallback_steps;
+        next_makespan = planned_makespan();
       }
       ++summary.steps;
       critical_total += critical_count_;
@@ -181,7 +187,7 @@ class Solver {
         for (int v : *list) mapped_[v] = hull(v).option_at(units_[v]);
       points.push_back(
           measure_plan(static_cast<std::uint32_t>(summary.steps), result.changes.emplace_back()));
-      makespan = critical_path();
+      makespan = critical_path(next_makespan);
     }
     summary.planned_fastest_units = makespan;
     const Seconds fastest_step_time = points.back().time;
@@ -245,9 +251,10 @@ class Solver {
                                                 start_);
   }
 
-  // Earliest starts, latest finishes and the critical nodes (zero slack) of the planned durations.
-  std::int64_t critical_path() {
-    const std::int64_t makespan = planned_makespan();
+  // Earliest starts, latest finishes and the critical nodes (zero slack) of the planned durations;
+  // `makespan` when start_ already holds the earliest starts of units_ and this is their makespan.
+  std::int64_t critical_path(std::optional<std::int64_t> makespan_now = std::nullopt) {
+    const std::int64_t makespan = makespan_now ? *makespan_now : planned_makespan();
     for (auto it = graph_.order.rbegin(); it != graph_.order.rend(); ++it) {
       const int v = *it;
       std::int64_t finish = makespan;
@@ -318,12 +325,15 @@ class Solver {
     for (int v = 0; v < n_; ++v) {
       const int k = critical_index_[v];
       if (k < 0) continue;
-      const auto& h = hull(v);
-      const std::int64_t lower =
-          units_[v] < h.slowest_units() ? capacity(h.lengthen_saving(units_[v])) : 0;
-      const std::int64_t upper =
-          units_[v] > h.fastest_units() ? capacity(h.shorten_cost(units_[v])) : kInfiniteCapacity;
-      add(BoundedEdge{2 + 2 * k, 3 + 2 * k, lower, upper}, v);
+      if (priced_units_[v] != units_[v]) {
+        const auto& h = hull(v);
+        price_lower_[v] =
+            units_[v] < h.slowest_units() ? capacity(h.lengthen_saving(units_[v])) : 0;
+        price_upper_[v] =
+            units_[v] > h.fastest_units() ? capacity(h.shorten_cost(units_[v])) : kInfiniteCapacity;
+        priced_units_[v] = units_[v];
+      }
+      add(BoundedEdge{2 + 2 * k, 3 + 2 * k, price_lower_[v], price_upper_[v]}, v);
       if (start_[v] == 0) add(BoundedEdge{0, 2 + 2 * k}, n_ + v);
       if (start_[v] + units_[v] == makespan) add(BoundedEdge{3 + 2 * k, 1}, 2 * n_ + v);
       for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i) {
@@ -375,6 +385,9 @@ class Solver {
   std::vector<OptionHull> hulls_;
   double scale_ = 1.0;
   std::vector<std::int64_t> units_, start_, latest_finish_;
+  // An instruction's arc bounds at priced_units_[v] (-1: not yet priced); a step moves few
+  // instructions, so most keep their price.
+  std::vector<std::int64_t> priced_units_, price_lower_, price_upper_;
   std::vector<int> critical_index_, mapped_, plan_;
   int critical_count_ = 0;
   std::vector<char> stuck_;
