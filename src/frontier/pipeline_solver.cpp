@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <optional>
+#include <thread>
 
+#include "change_queue.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/frontier/deadline_model.hpp"
 #include "kareus/frontier/max_flow.hpp"
@@ -102,7 +105,8 @@ class Solver {
         graph_(problem.dag),
         n_(static_cast<int>(problem.dag.nodes.size())),
         unit_(options.unit_time),
-        warm_start_(options.warm_start) {
+        warm_start_(options.warm_start),
+        threads_(options.threads) {
     for (const auto& set : problem.option_sets)
       hulls_.emplace_back(set, problem.p_blocking, options.unit_time);
     double total = 0;
@@ -148,6 +152,30 @@ class Solver {
     std::int64_t makespan = critical_path();
     summary.planned_slowest_units = makespan;
     double critical_total = 0;
+    // With a second thread, it measures each step's plan while this one takes the next step; it
+    // alone touches mapped_, the plan state, result.changes and points until it is joined.
+    ChangeQueue queue;
+    std::exception_ptr meter_error;
+    std::thread meter;
+    if (threads_ > 1) {
+      meter = std::thread([&] {
+        try {
+          std::vector<std::vector<OptionChange>> steps;
+          while (queue.pop_all(steps))
+            for (const auto& step : steps) points.push_back(measure_step(step, result));
+        } catch (...) {
+          meter_error = std::current_exception();
+        }
+      });
+    }
+    struct Join {
+      ChangeQueue& queue;
+      std::thread& meter;
+      ~Join() {
+        queue.close();
+        if (meter.joinable()) meter.join();
+      }
+    } join{queue, meter};
     while (!cannot_shorten(makespan)) {
       const auto& edges = flow_edges(makespan);
       // The critical subgraph and its prices often survive a step unchanged (instructions inside
@@ -183,12 +211,18 @@ class Solver {
       }
       ++summary.steps;
       critical_total += critical_count_;
+      std::vector<OptionChange> moved;
       for (const auto* list : {&shortened, &lengthened})
-        for (int v : *list) mapped_[v] = hull(v).option_at(units_[v]);
-      points.push_back(
-          measure_plan(static_cast<std::uint32_t>(summary.steps), result.changes.emplace_back()));
+        for (int v : *list) moved.push_back(OptionChange{v, hull(v).option_at(units_[v])});
+      if (meter.joinable())
+        queue.push(std::move(moved));
+      else
+        points.push_back(measure_step(moved, result));
       makespan = critical_path(next_makespan);
     }
+    queue.close();
+    if (meter.joinable()) meter.join();
+    if (meter_error) std::rethrow_exception(meter_error);
     summary.planned_fastest_units = makespan;
     const Seconds fastest_step_time = points.back().time;
     // Quantisation may have merged an instruction's fastest option into a slower one of the same
@@ -207,6 +241,12 @@ class Solver {
   }
 
  private:
+  // A min-cut step's plan: its instructions' new mapped options, then measured.
+  ParetoPoint measure_step(const std::vector<OptionChange>& step, PipelineSolverResult& result) {
+    for (const auto& c : step) mapped_[c.node] = c.option;
+    return measure_next_plan(result);
+  }
+
   // Measures mapped_ as the next plan of `result` (its changes from the previous plan recorded).
   ParetoPoint measure_next_plan(PipelineSolverResult& result, Seconds deadline = Seconds(0.0)) {
     const auto index = static_cast<std::uint32_t>(result.changes.size());
@@ -381,6 +421,7 @@ class Solver {
   int n_;
   Seconds unit_;
   bool warm_start_;
+  int threads_;
   std::int64_t transfer_units_ = 0;  // rounded up, like the instructions' durations
   std::vector<OptionHull> hulls_;
   double scale_ = 1.0;

@@ -137,9 +137,10 @@ TEST(PipelineSolver, ArbitraryOptionsAreRealPlansWithABoundedGap) {
 
 // Warm-starting each step's max flow from the previous step's changes the work only: the minimum
 // cut it picks (the set reachable from the source after any maximum flow) is the same, so every
-// step, plan and frontier point is too. Per-instruction options give networks that change at
-// every step; shared ones give repeated structure.
-TEST(PipelineSolver, WarmStartedFlowsGiveTheColdFrontier) {
+// step, plan and frontier point is too; so does measuring the plans on a second thread.
+// Per-instruction options give networks that change at every step; shared ones give repeated
+// structure.
+TEST(PipelineSolver, WarmStartsAndTheMeasuringThreadGiveTheColdFrontier) {
   Rng rng(17);
   for (int trial = 0; trial < 40; ++trial) {
     const int stages = static_cast<int>(rng.integer(2, 5));
@@ -148,6 +149,7 @@ TEST(PipelineSolver, WarmStartedFlowsGiveTheColdFrontier) {
                                 [&] { return dvfs_like_options(rng, 12); });
     PipelineSolverOptions cold{Seconds(0.25)};
     cold.warm_start = false;
+    cold.threads = 1;
     const auto a = solve_pipeline(p, cold);
     const auto b = solve_pipeline(p, {Seconds(0.25)});
     ASSERT_EQ(a.frontier.size(), b.frontier.size()) << "trial " << trial;
@@ -158,6 +160,10 @@ TEST(PipelineSolver, WarmStartedFlowsGiveTheColdFrontier) {
     }
     EXPECT_EQ(a.summary.steps, b.summary.steps) << "trial " << trial;
     EXPECT_EQ(a.summary.min_cuts, b.summary.min_cuts) << "trial " << trial;
+    ASSERT_EQ(a.changes.size(), b.changes.size()) << "trial " << trial;
+    EXPECT_EQ(a.assignment(static_cast<std::uint32_t>(a.changes.size() - 1)),
+              b.assignment(static_cast<std::uint32_t>(b.changes.size() - 1)))
+        << "trial " << trial;
   }
 }
 
