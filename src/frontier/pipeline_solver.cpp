@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <future>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -155,6 +157,11 @@ class Solver {
     // With a second thread, it measures each step's plan while this one takes the next step; it
     // alone touches mapped_, the plan state, result.changes and points until it is joined.
     ChangeQueue queue;
+    // The fast end's first LP (its largest solve: from scratch, at the fastest time, which the
+    // steps do not change) is set up and solved meanwhile too.
+    std::future<FastEndStart> fast_start;
+    if (threads_ > 1)
+      fast_start = std::async(std::launch::async, [this] { return start_fast_end(); });
     std::exception_ptr meter_error;
     std::thread meter;
     if (threads_ > 1) {
@@ -230,7 +237,8 @@ class Solver {
     for (int v = 0; v < n_; ++v) mapped_[v] = hull(v).fastest_option();
     points.push_back(measure_next_plan(result));
     const auto fast_end_start = std::chrono::steady_clock::now();
-    fast_end(points.back().time, fastest_step_time, result, points);
+    fast_end(points.back().time, fastest_step_time, result, points,
+             fast_start.valid() ? std::optional(fast_start.get()) : std::nullopt);
     summary.fast_end_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - fast_end_start).count();
     summary.mean_critical_nodes = summary.steps > 0 ? critical_total / summary.steps : 0.0;
@@ -253,6 +261,24 @@ class Solver {
     return measure_plan(index, result.changes.emplace_back(), deadline);
   }
 
+  struct FastEndStart {
+    std::unique_ptr<DeadlineModel> model;
+    Seconds deadline;
+    std::optional<std::vector<double>> durations;
+  };
+
+  // The fast end's model solved at the fastest plan's longest path, which is the first deadline
+  // (up to the rounding of measuring that plan; fast_end checks).
+  FastEndStart start_fast_end() const {
+    std::vector<Seconds> start(n_);
+    const Seconds fastest = graph_.earliest_starts<Seconds>(
+        [&](int v) { return option(v, hull(v).fastest_option()).time; }, problem_.transfer, start);
+    FastEndStart first{std::make_unique<DeadlineModel>(problem_, true), fastest, std::nullopt};
+    first.model->set_deadline(fastest);
+    first.durations = first.model->relaxed_durations();
+    return first;
+  }
+
   // Between the fastest real time and the fastest min-cut step, the quantised steps cannot see
   // what the measured times allow: rounding every duration up to whole units makes the fastest
   // step up to a unit per instruction on the critical path slower than the fastest plan, and the
@@ -260,16 +286,23 @@ class Solver {
   // fastest time on, the least-energy plan of the LP relaxation (real times, convexified options)
   // is rounded down to measured options, then slowed where slack allows.
   void fast_end(Seconds fastest_time, Seconds fastest_step_time, PipelineSolverResult& result,
-                std::vector<ParetoPoint>& points) {
+                std::vector<ParetoPoint>& points, std::optional<FastEndStart> first) {
     const double gap_units = (fastest_step_time - fastest_time) / unit_;
     if (!(gap_units > 0)) return;
     const int deadlines =
         static_cast<int>(std::min<double>(kFastEndDeadlines, std::ceil(gap_units)));
-    DeadlineModel model(problem_, true);
+    if (!first)
+      first = FastEndStart{std::make_unique<DeadlineModel>(problem_, true), Seconds(0.0), {}};
+    DeadlineModel& model = *first->model;
     for (int k = 0; k < deadlines; ++k) {
       const Seconds deadline = fastest_time + (fastest_step_time - fastest_time) * k / deadlines;
-      model.set_deadline(deadline);
-      const auto durations = model.relaxed_durations();
+      std::optional<std::vector<double>> durations;
+      if (k == 0 && first->durations && first->deadline == deadline) {
+        durations = std::move(first->durations);
+      } else {
+        model.set_deadline(deadline);
+        durations = model.relaxed_durations();
+      }
       if (!durations) continue;  // numerically infeasible at the bound: the fastest plan covers it
       ++result.summary.fast_end_plans;
       for (int v = 0; v < n_; ++v) {
