@@ -91,19 +91,25 @@ std::int64_t MinCutSolver::max_flow(int source, int sink) {
 
 std::optional<std::vector<char>> MinCutSolver::min_cut(int nodes,
                                                        const std::vector<BoundedEdge>& edges,
-                                                       int source, int sink) {
-  // Lower bounds are removed the textbook way: send `lower` on every edge up front, let a super
-  // source/sink (nodes, nodes + 1) restore conservation, and close the circulation with sink ->
-  // source. If the super edges saturate, the flow is feasible; the s-t max flow then continues
-  // from it on the residual network without the helper edges.
+                                                       int source, int sink,
+                                                       std::vector<std::int64_t>* flow) {
+  // Lower bounds are removed the textbook way: send a flow within the bounds on every edge up
+  // front (`lower`, or the warm start), let a super source/sink (nodes, nodes + 1) restore
+  // conservation, and close the circulation with sink -> source. If the super edges saturate, the
+  // flow is feasible; the s-t max flow then continues from it on the residual network without the
+  // helper edges. Edge i of `edges` is residual edge 2i, its reverse (flow above `lower`) 2i + 1.
   reset(nodes + 2);
   const int super_source = nodes;
   const int super_sink = nodes + 1;
   std::vector<std::int64_t> excess(nodes, 0);
-  for (const auto& e : edges) {
-    add_edge(e.from, e.to, e.upper >= kInfiniteCapacity ? kInfiniteCapacity : e.upper - e.lower);
-    excess[e.to] += e.lower;
-    excess[e.from] -= e.lower;
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    const auto& e = edges[i];
+    const std::int64_t start = flow ? std::clamp((*flow)[i], e.lower, e.upper) : e.lower;
+    const int r =
+        add_edge(e.from, e.to, e.upper >= kInfiniteCapacity ? kInfiniteCapacity : e.upper - start);
+    cap_[r + 1] = start - e.lower;
+    excess[e.to] += start;
+    excess[e.from] -= start;
   }
   const int helper_begin = static_cast<int>(to_.size());
   std::int64_t required = 0;
@@ -119,6 +125,10 @@ std::optional<std::vector<char>> MinCutSolver::min_cut(int nodes,
   if (max_flow(super_source, super_sink) != required) return std::nullopt;
   for (int e = helper_begin; e < static_cast<int>(to_.size()); ++e) cap_[e] = 0;
   max_flow(source, sink);
+  if (flow) {
+    flow->resize(edges.size());
+    for (std::size_t i = 0; i < edges.size(); ++i) (*flow)[i] = edges[i].lower + cap_[2 * i + 1];
+  }
   build_levels(source, sink);
   std::vector<char> source_side(nodes);
   for (int v = 0; v < nodes; ++v) source_side[v] = level_[v] >= 0 ? 1 : 0;

@@ -5,9 +5,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
+#include <future>
 #include <limits>
+#include <memory>
 #include <optional>
+#include <thread>
 
+#include "change_queue.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/frontier/deadline_model.hpp"
 #include "kareus/frontier/max_flow.hpp"
@@ -101,7 +106,9 @@ class Solver {
       : problem_(problem),
         graph_(problem.dag),
         n_(static_cast<int>(problem.dag.nodes.size())),
-        unit_(options.unit_time) {
+        unit_(options.unit_time),
+        warm_start_(options.warm_start),
+        threads_(options.threads) {
     for (const auto& set : problem.option_sets)
       hulls_.emplace_back(set, problem.p_blocking, options.unit_time);
     double total = 0;
@@ -122,6 +129,9 @@ class Solver {
             fmt::format("at most {} (one min-cut step each): use a coarser time unit",
                         kMaxPipelineSolverSteps));
     latest_finish_.resize(n_);
+    priced_units_.assign(n_, -1);
+    price_lower_.resize(n_);
+    price_upper_.resize(n_);
     critical_index_.resize(n_);
     real_start_.resize(n_);
     real_latest_start_.resize(n_);
@@ -144,13 +154,44 @@ class Solver {
     std::int64_t makespan = critical_path();
     summary.planned_slowest_units = makespan;
     double critical_total = 0;
+    // With a second thread, it measures each step's plan while this one takes the next step; it
+    // alone touches mapped_, the plan state, result.changes and points until it is joined.
+    ChangeQueue queue;
+    // The fast end's first LP (its largest solve: from scratch, at the fastest time, which the
+    // steps do not change) is set up and solved meanwhile too.
+    std::future<FastEndStart> fast_start;
+    if (threads_ > 1)
+      fast_start = std::async(std::launch::async, [this] { return start_fast_end(); });
+    std::exception_ptr meter_error;
+    std::thread meter;
+    if (threads_ > 1) {
+      meter = std::thread([&] {
+        try {
+          std::vector<std::vector<OptionChange>> steps;
+          while (queue.pop_all(steps))
+            for (const auto& step : steps) points.push_back(measure_step(step, result));
+        } catch (...) {
+          meter_error = std::current_exception();
+        }
+      });
+    }
+    struct Join {
+      ChangeQueue& queue;
+      std::thread& meter;
+      ~Join() {
+        queue.close();
+        if (meter.joinable()) meter.join();
+      }
+    } join{queue, meter};
     while (!cannot_shorten(makespan)) {
       const auto& edges = flow_edges(makespan);
       // The critical subgraph and its prices often survive a step unchanged (instructions inside
       // a hull segment, no new critical path): the same network has the same minimum cut.
       if (!side_ || edges != previous_edges_) {
-        side_ = cut_.min_cut(2 + 2 * critical_count_, edges, 0, 1);
-        previous_edges_ = edges;
+        side_ =
+            warm_start_ ? warm_min_cut(edges) : cut_.min_cut(2 + 2 * critical_count_, edges, 0, 1);
+        // The next step rebuilds edges_ from scratch, so the two buffers can trade places.
+        std::swap(previous_edges_, edges_);
         ++summary.min_cuts;
       }
       const auto& side = side_;
@@ -168,19 +209,27 @@ class Solver {
       for (int v : lengthened) ++units_[v];
       // Lengthening a T->S instruction is free for critical paths but a near-critical path that
       // enters the cut's sink side off the critical subgraph can then grow; keep it off then.
-      if (planned_makespan() > makespan - 1) {
+      std::int64_t next_makespan = planned_makespan();
+      if (next_makespan > makespan - 1) {
         for (int v : lengthened) --units_[v];
         lengthened.clear();
         ++summary.fallback_steps;
+        next_makespan = planned_makespan();
       }
       ++summary.steps;
       critical_total += critical_count_;
+      std::vector<OptionChange> moved;
       for (const auto* list : {&shortened, &lengthened})
-        for (int v : *list) mapped_[v] = hull(v).option_at(units_[v]);
-      points.push_back(
-          measure_plan(static_cast<std::uint32_t>(summary.steps), result.changes.emplace_back()));
-      makespan = critical_path();
+        for (int v : *list) moved.push_back(OptionChange{v, hull(v).option_at(units_[v])});
+      if (meter.joinable())
+        queue.push(std::move(moved));
+      else
+        points.push_back(measure_step(moved, result));
+      makespan = critical_path(next_makespan);
     }
+    queue.close();
+    if (meter.joinable()) meter.join();
+    if (meter_error) std::rethrow_exception(meter_error);
     summary.planned_fastest_units = makespan;
     const Seconds fastest_step_time = points.back().time;
     // Quantisation may have merged an instruction's fastest option into a slower one of the same
@@ -188,7 +237,8 @@ class Solver {
     for (int v = 0; v < n_; ++v) mapped_[v] = hull(v).fastest_option();
     points.push_back(measure_next_plan(result));
     const auto fast_end_start = std::chrono::steady_clock::now();
-    fast_end(points.back().time, fastest_step_time, result, points);
+    fast_end(points.back().time, fastest_step_time, result, points,
+             fast_start.valid() ? std::optional(fast_start.get()) : std::nullopt);
     summary.fast_end_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - fast_end_start).count();
     summary.mean_critical_nodes = summary.steps > 0 ? critical_total / summary.steps : 0.0;
@@ -199,10 +249,34 @@ class Solver {
   }
 
  private:
+  // A min-cut step's plan: its instructions' new mapped options, then measured.
+  ParetoPoint measure_step(const std::vector<OptionChange>& step, PipelineSolverResult& result) {
+    for (const auto& c : step) mapped_[c.node] = c.option;
+    return measure_next_plan(result);
+  }
+
   // Measures mapped_ as the next plan of `result` (its changes from the previous plan recorded).
   ParetoPoint measure_next_plan(PipelineSolverResult& result, Seconds deadline = Seconds(0.0)) {
     const auto index = static_cast<std::uint32_t>(result.changes.size());
     return measure_plan(index, result.changes.emplace_back(), deadline);
+  }
+
+  struct FastEndStart {
+    std::unique_ptr<DeadlineModel> model;
+    Seconds deadline;
+    std::optional<std::vector<double>> durations;
+  };
+
+  // The fast end's model solved at the fastest plan's longest path, which is the first deadline
+  // (up to the rounding of measuring that plan; fast_end checks).
+  FastEndStart start_fast_end() const {
+    std::vector<Seconds> start(n_);
+    const Seconds fastest = graph_.earliest_starts<Seconds>(
+        [&](int v) { return option(v, hull(v).fastest_option()).time; }, problem_.transfer, start);
+    FastEndStart first{std::make_unique<DeadlineModel>(problem_, true), fastest, std::nullopt};
+    first.model->set_deadline(fastest);
+    first.durations = first.model->relaxed_durations();
+    return first;
   }
 
   // Between the fastest real time and the fastest min-cut step, the quantised steps cannot see
@@ -212,16 +286,23 @@ class Solver {
   // fastest time on, the least-energy plan of the LP relaxation (real times, convexified options)
   // is rounded down to measured options, then slowed where slack allows.
   void fast_end(Seconds fastest_time, Seconds fastest_step_time, PipelineSolverResult& result,
-                std::vector<ParetoPoint>& points) {
+                std::vector<ParetoPoint>& points, std::optional<FastEndStart> first) {
     const double gap_units = (fastest_step_time - fastest_time) / unit_;
     if (!(gap_units > 0)) return;
     const int deadlines =
         static_cast<int>(std::min<double>(kFastEndDeadlines, std::ceil(gap_units)));
-    DeadlineModel model(problem_, true);
+    if (!first)
+      first = FastEndStart{std::make_unique<DeadlineModel>(problem_, true), Seconds(0.0), {}};
+    DeadlineModel& model = *first->model;
     for (int k = 0; k < deadlines; ++k) {
       const Seconds deadline = fastest_time + (fastest_step_time - fastest_time) * k / deadlines;
-      model.set_deadline(deadline);
-      const auto durations = model.relaxed_durations();
+      std::optional<std::vector<double>> durations;
+      if (k == 0 && first->durations && first->deadline == deadline) {
+        durations = std::move(first->durations);
+      } else {
+        model.set_deadline(deadline);
+        durations = model.relaxed_durations();
+      }
       if (!durations) continue;  // numerically infeasible at the bound: the fastest plan covers it
       ++result.summary.fast_end_plans;
       for (int v = 0; v < n_; ++v) {
@@ -243,9 +324,10 @@ class Solver {
                                                 start_);
   }
 
-  // Earliest starts, latest finishes and the critical nodes (zero slack) of the planned durations.
-  std::int64_t critical_path() {
-    const std::int64_t makespan = planned_makespan();
+  // Earliest starts, latest finishes and the critical nodes (zero slack) of the planned durations;
+  // `makespan` when start_ already holds the earliest starts of units_ and this is their makespan.
+  std::int64_t critical_path(std::optional<std::int64_t> makespan_now = std::nullopt) {
+    const std::int64_t makespan = makespan_now ? *makespan_now : planned_makespan();
     for (auto it = graph_.order.rbegin(); it != graph_.order.rend(); ++it) {
       const int v = *it;
       std::int64_t finish = makespan;
@@ -286,26 +368,51 @@ class Solver {
 
   std::int64_t capacity(double joules) const { return std::llround(joules * scale_); }
 
+  // A step changes few prices and adds few critical paths, so the previous step's maximum flow,
+  // carried over edge by edge (an edge new to the network starts at zero), is nearly maximum for
+  // this one: the max flow then takes a few augmentations instead of hundreds.
+  std::optional<std::vector<char>> warm_min_cut(const std::vector<BoundedEdge>& edges) {
+    if (warm_flow_.empty())
+      warm_flow_.assign(3 * static_cast<std::size_t>(n_) + graph_.succ.size(), 0);
+    flow_.resize(edges.size());
+    for (std::size_t i = 0; i < edges.size(); ++i) flow_[i] = warm_flow_[flow_key_[i]];
+    auto side = cut_.min_cut(2 + 2 * critical_count_, edges, 0, 1, &flow_);
+    for (int key : stored_keys_) warm_flow_[key] = 0;
+    for (std::size_t i = 0; i < edges.size(); ++i) warm_flow_[flow_key_[i]] = flow_[i];
+    stored_keys_ = flow_key_;
+    return side;
+  }
+
   // The critical subgraph activity-on-arc: node 0 = source, 1 = sink, each critical instruction k
   // an arc 2 + 2k -> 3 + 2k. Shortening costs `upper`, lengthening saves `lower`.
   const std::vector<BoundedEdge>& flow_edges(std::int64_t makespan) {
     auto& edges = edges_;
     edges.clear();
+    flow_key_.clear();
+    // An edge's key names it across steps (its critical index does not): the instruction arc v,
+    // the source edge n + v, the sink edge 2n + v, the precedence edge 3n + its adjacency index.
+    const auto add = [&](BoundedEdge edge, int key) {
+      edges.push_back(edge);
+      flow_key_.push_back(key);
+    };
     for (int v = 0; v < n_; ++v) {
       const int k = critical_index_[v];
       if (k < 0) continue;
-      const auto& h = hull(v);
-      const std::int64_t lower =
-          units_[v] < h.slowest_units() ? capacity(h.lengthen_saving(units_[v])) : 0;
-      const std::int64_t upper =
-          units_[v] > h.fastest_units() ? capacity(h.shorten_cost(units_[v])) : kInfiniteCapacity;
-      edges.push_back(BoundedEdge{2 + 2 * k, 3 + 2 * k, lower, upper});
-      if (start_[v] == 0) edges.push_back(BoundedEdge{0, 2 + 2 * k});
-      if (start_[v] + units_[v] == makespan) edges.push_back(BoundedEdge{3 + 2 * k, 1});
+      if (priced_units_[v] != units_[v]) {
+        const auto& h = hull(v);
+        price_lower_[v] =
+            units_[v] < h.slowest_units() ? capacity(h.lengthen_saving(units_[v])) : 0;
+        price_upper_[v] =
+            units_[v] > h.fastest_units() ? capacity(h.shorten_cost(units_[v])) : kInfiniteCapacity;
+        priced_units_[v] = units_[v];
+      }
+      add(BoundedEdge{2 + 2 * k, 3 + 2 * k, price_lower_[v], price_upper_[v]}, v);
+      if (start_[v] == 0) add(BoundedEdge{0, 2 + 2 * k}, n_ + v);
+      if (start_[v] + units_[v] == makespan) add(BoundedEdge{3 + 2 * k, 1}, 2 * n_ + v);
       for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i) {
         const int w = graph_.succ[i];
         if (critical_edge(v, w, graph_.succ_cross[i]))
-          edges.push_back(BoundedEdge{3 + 2 * k, 2 + 2 * critical_index_[w]});
+          add(BoundedEdge{3 + 2 * k, 2 + 2 * critical_index_[w]}, 3 * n_ + i);
       }
     }
     return edges;
@@ -346,16 +453,23 @@ class Solver {
   Graph graph_;
   int n_;
   Seconds unit_;
+  bool warm_start_;
+  int threads_;
   std::int64_t transfer_units_ = 0;  // rounded up, like the instructions' durations
   std::vector<OptionHull> hulls_;
   double scale_ = 1.0;
   std::vector<std::int64_t> units_, start_, latest_finish_;
+  // An instruction's arc bounds at priced_units_[v] (-1: not yet priced); a step moves few
+  // instructions, so most keep their price.
+  std::vector<std::int64_t> priced_units_, price_lower_, price_upper_;
   std::vector<int> critical_index_, mapped_, plan_;
   int critical_count_ = 0;
   std::vector<char> stuck_;
   std::vector<BoundedEdge> edges_, previous_edges_;
   std::optional<std::vector<char>> side_;
   MinCutSolver cut_;
+  std::vector<int> flow_key_, stored_keys_;     // per edge of edges_ / of the last solved network
+  std::vector<std::int64_t> flow_, warm_flow_;  // per edge / per key, the last maximum flow
   std::vector<Seconds> real_start_, real_latest_start_;
   Seconds busy_{0.0};
   Joules energy_{0.0};

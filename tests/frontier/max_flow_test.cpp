@@ -76,6 +76,35 @@ TEST(MinCutSolver, MatchesTheBestOfAllCutsOnRandomNetworks) {
   }
 }
 
+// A warm start changes the work, not the answer: from arbitrary (even out-of-bounds) start flows
+// the source side equals the cold one, and the returned flow is a feasible flow whose value is the
+// cut's (so it is maximum).
+TEST(MinCutSolver, WarmStartGivesTheColdCutAndAMaximumFlow) {
+  Rng rng(22);
+  MinCutSolver solver;
+  for (int trial = 0; trial < 300; ++trial) {
+    const int n = static_cast<int>(rng.integer(2, 9));
+    const auto edges = random_network(rng, n);
+    const auto cold = solver.min_cut(n, edges, 0, n - 1);
+    ASSERT_TRUE(cold.has_value()) << "trial " << trial;
+    std::vector<std::int64_t> flow(edges.size());
+    for (auto& f : flow) f = rng.integer(-2, 12);
+    const auto warm = solver.min_cut(n, edges, 0, n - 1, &flow);
+    ASSERT_TRUE(warm.has_value()) << "trial " << trial;
+    EXPECT_EQ(*warm, *cold) << "trial " << trial;
+    ASSERT_EQ(flow.size(), edges.size());
+    std::vector<std::int64_t> net(n, 0);
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+      EXPECT_GE(flow[i], edges[i].lower) << "trial " << trial << " edge " << i;
+      EXPECT_LE(flow[i], edges[i].upper) << "trial " << trial << " edge " << i;
+      net[edges[i].from] -= flow[i];
+      net[edges[i].to] += flow[i];
+    }
+    for (int v = 1; v + 1 < n; ++v) EXPECT_EQ(net[v], 0) << "trial " << trial << " node " << v;
+    EXPECT_EQ(net[n - 1], cut_value(edges, *warm)) << "trial " << trial;
+  }
+}
+
 TEST(MinCutSolver, ReportsBoundsNoFlowMeets) {
   MinCutSolver solver;
   // Node 1 must receive at least 5 but can pass on at most 3.

@@ -135,6 +135,38 @@ TEST(PipelineSolver, ArbitraryOptionsAreRealPlansWithABoundedGap) {
   EXPECT_LE(gap.max, 0.7);
 }
 
+// Warm-starting each step's max flow from the previous step's changes the work only: the minimum
+// cut it picks (the set reachable from the source after any maximum flow) is the same, so every
+// step, plan and frontier point is too; so does measuring the plans on a second thread.
+// Per-instruction options give networks that change at every step; shared ones give repeated
+// structure.
+TEST(PipelineSolver, WarmStartsAndTheMeasuringThreadGiveTheColdFrontier) {
+  Rng rng(17);
+  for (int trial = 0; trial < 40; ++trial) {
+    const int stages = static_cast<int>(rng.integer(2, 5));
+    const int microbatches = static_cast<int>(rng.integer(2, 9));
+    const auto p = make_problem(stages, microbatches, trial % 2 == 0, rng.uniform(0.0, 5.0),
+                                [&] { return dvfs_like_options(rng, 12); });
+    PipelineSolverOptions cold{Seconds(0.25)};
+    cold.warm_start = false;
+    cold.threads = 1;
+    const auto a = solve_pipeline(p, cold);
+    const auto b = solve_pipeline(p, {Seconds(0.25)});
+    ASSERT_EQ(a.frontier.size(), b.frontier.size()) << "trial " << trial;
+    for (std::size_t i = 0; i < a.frontier.size(); ++i) {
+      EXPECT_EQ(a.frontier[i].time, b.frontier[i].time) << "trial " << trial;
+      EXPECT_EQ(a.frontier[i].energy, b.frontier[i].energy) << "trial " << trial;
+      EXPECT_EQ(a.frontier[i].first, b.frontier[i].first) << "trial " << trial;
+    }
+    EXPECT_EQ(a.summary.steps, b.summary.steps) << "trial " << trial;
+    EXPECT_EQ(a.summary.min_cuts, b.summary.min_cuts) << "trial " << trial;
+    ASSERT_EQ(a.changes.size(), b.changes.size()) << "trial " << trial;
+    EXPECT_EQ(a.assignment(static_cast<std::uint32_t>(a.changes.size() - 1)),
+              b.assignment(static_cast<std::uint32_t>(b.changes.size() - 1)))
+        << "trial " << trial;
+  }
+}
+
 // One stage is a chain: time is the sum of durations, so the cheapest frontier takes the unit
 // speed-ups in increasing order of marginal cost, whichever instruction they belong to.
 TEST(PipelineSolver, ChainFrontierIsTheGreedyOrderOfMarginalCosts) {

@@ -30,8 +30,14 @@ class MinCutSolver {
   // The source side of a minimum s-t cut (value = sum of `upper` over edges leaving it minus sum of
   // `lower` over edges entering it), marked 1 per node; nullopt when no flow meets the bounds.
   // Precondition: some cut has a finite value (no s-t path of infinite-capacity edges).
+  // `flow`, when given, warm-starts the search: per edge a flow to start from (clamped into the
+  // edge's bounds; a maximum flow of a slightly different network is close to one of this
+  // network, so few augmentations remain), and on return a maximum flow, per edge. The source side
+  // does not depend on the start: it is the set reachable in the residual network of a maximum
+  // flow, the same for every maximum flow.
   std::optional<std::vector<char>> min_cut(int nodes, const std::vector<BoundedEdge>& edges,
-                                           int source, int sink);
+                                           int source, int sink,
+                                           std::vector<std::int64_t>* flow = nullptr);
 
  private:
   void reset(int nodes);
