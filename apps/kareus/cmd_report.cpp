@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "kareus/core/json.hpp"
+#include "kareus/core/output_set.hpp"
 #include "kareus/report/plan_report.hpp"
 #include "report_output.hpp"
 
@@ -30,6 +31,7 @@ void register_report_command(CLI::App& app) {
     const std::filesystem::path html = f->out.empty()
                                            ? std::filesystem::path(f->plan) / "report.html"
                                            : std::filesystem::path(f->out);
+    check_output_file(html, "command line", "--out");
     write_plan_report(f->plan, html,
                       report::ChartLibrary::load(report::ChartLibrary::default_dir()));
     std::cout << fmt::format("wrote {}\n", html.string());
