@@ -2,13 +2,13 @@
 // (schedule.json and summary.json never from two runs), keeps files that are not the plan's, and a
 // refused output path costs no planning.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <set>
 
 #include "common/run_cli.hpp"
+#include "common/scratch_dir.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/schedule/schedule.hpp"
 
@@ -17,15 +17,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kTmp =
-    fs::temp_directory_path() / ("kareus_plan_outputs_cli_" + std::to_string(::getpid()));
-
-struct RemoveTmpAtExit {
-  ~RemoveTmpAtExit() { fs::remove_all(kTmp); }
-} remove_tmp_at_exit;
+const testing::ScratchDir kScratch("kareus_plan_outputs_cli");
+const fs::path& kTmp = kScratch.path();
 
 testing::CliRun plan(const std::string& extra) {
-  fs::create_directories(kTmp);
   return testing::run_cli(KAREUS_BINARY,
                           "plan --model llama3.2-3b --tp 8 --pp 2 --mbs 8 --seq 4096 "
                           "--microbatches 4 --quiet --db " +
