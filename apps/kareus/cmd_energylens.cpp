@@ -10,6 +10,7 @@
 #include "deprecated_alias.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
+#include "kareus/core/output_set.hpp"
 #include "kareus/core/table.hpp"
 #include "kareus/energylens/bootstrap.hpp"
 #include "kareus/energylens/closed_form.hpp"
@@ -82,6 +83,7 @@ void add_import(CLI::App& parent) {
   cmd->add_option("OUT", *out, "canonical CSV to write")->required();
   cmd->add_flag("--json", *json, "print one JSON document");
   cmd->callback([=] {
+    check_output_file(*out, "command line", "OUT");
     const el::ImportResult r = el::import_dataset(el::parse_import_format(*format), *in);
     write_file_atomically(*out, el::dataset_to_csv(r.data));
     if (*json) {
@@ -145,6 +147,7 @@ void add_fit(CLI::App& parent) {
                   "uncertainty; 0: off");
   fit->add(cmd);
   cmd->callback([=] {
+    if (!out->empty()) check_output_file(*out, "command line", "--out");
     const el::Dataset d = el::read_dataset(*data);
     if (fit->options().descriptors) el::require_descriptors(d);
     const el::EnergyModel m =

@@ -12,13 +12,13 @@
 #include "commands.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/partition/partition.hpp"
-#include "kareus/planner/artifact_export.hpp"
 #include "kareus/planner/enforceable.hpp"
 #include "kareus/planner/planner.hpp"
 #include "kareus/planner/request.hpp"
 #include "kareus/planner/summary.hpp"
 #include "kareus/version.hpp"
 #include "plan_output.hpp"
+#include "plan_write.hpp"
 #include "report_output.hpp"
 #include "scaleout_cli.hpp"
 #include "workload_flags.hpp"
@@ -216,24 +216,8 @@ void register_plan_command(CLI::App& app) {
     const Json summary = planner::plan_summary(result, request, choice, provenance);
     const auto schedule = planner::make_schedule(result, choice.method, *choice.point);
 
-    // The page is built from the plan's files, so --report without --out writes them to a
-    // scratch folder first.
-    const std::filesystem::path dir =
-        !f->out.empty() || f->report.empty()
-            ? std::filesystem::path(f->out)
-            : std::filesystem::temp_directory_path() / fmt::format("kareus-plan-{}", getpid());
-    if (!dir.empty()) write_plan_files(dir, result, choice, schedule, summary);
-    if (library) {
-      struct RemoveScratch {
-        std::filesystem::path dir;
-        ~RemoveScratch() {
-          if (!dir.empty()) std::filesystem::remove_all(dir);
-        }
-      } scratch{f->out.empty() ? dir : std::filesystem::path()};
-      write_plan_report(dir, f->report, *library);
-    }
-    if (!f->export_artifact.empty())
-      planner::export_artifact(result, choice.method, f->export_artifact);
+    write_plan_outputs({f->out, f->export_artifact, f->report}, result, choice, schedule, summary,
+                       library);
 
     if (f->json) {
       std::cout << summary.dump(2) << "\n";
@@ -249,6 +233,7 @@ void register_plan_command(CLI::App& app) {
   cmd->callback([f, plan_one] {
     const scaleout::Session mpi;
     const auto workloads = f->workload.resolve_all();
+    if (mpi.coordinator()) check_plan_output_paths({f->out, f->export_artifact, f->report});
     if (!mpi.coordinator())
       return mpi.serve(workload_list(workloads), worker_executors(f->seed, f->noise));
     if (workloads.size() == 1) return plan_one(f, workloads.front().workload, mpi, 0);

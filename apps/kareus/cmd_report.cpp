@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "kareus/core/json.hpp"
+#include "kareus/core/output_set.hpp"
 #include "kareus/report/plan_report.hpp"
 #include "report_output.hpp"
 
@@ -29,9 +30,10 @@ void register_report_command(CLI::App& app) {
     const std::filesystem::path html = f->out.empty()
                                            ? std::filesystem::path(f->plan) / "report.html"
                                            : std::filesystem::path(f->out);
-    // The user's plan folder is checked before the installation's chart library, so a wrong
-    // --plan is reported as such even where the library is missing.
+    // The user's plan folder is checked first (a wrong --plan is named as such, not as a bad
+    // default --out inside it), then the page's path, then the installation's chart library.
     const Json data = report::plan_page_data(f->plan);
+    check_output_file(html, "command line", "--out");
     const auto library = report::ChartLibrary::load(report::ChartLibrary::default_dir());
     write_file_atomically(html, report::plan_report_html(data, library));
     std::cout << fmt::format("wrote {}\n", html.string());

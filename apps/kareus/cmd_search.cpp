@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
+#include "kareus/core/output_set.hpp"
 #include "kareus/core/progress.hpp"
 #include "kareus/core/table.hpp"
 #include "kareus/scaleout/store_sink.hpp"
@@ -109,6 +110,7 @@ void run(const SearchFlags& flags) {
           std::to_string(flags.budget.value_or(0)), "must be a positive number of measurements");
   require(flags.out.empty() || flags.out.ends_with(".csv") || flags.out.ends_with(".json"),
           "command line", "--out", flags.out, "a file name ending in .csv or .json");
+  if (!flags.out.empty()) check_output_file(flags.out, "command line", "--out");
   require(!(flags.no_db && !flags.db.empty()), "command line", "--no-db", "with --db " + flags.db,
           "give either --db PATH or --no-db");
 

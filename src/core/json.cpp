@@ -271,8 +271,22 @@ JsonValue JsonDocument::root() const {
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
   namespace fs = std::filesystem;
-  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  if (ec) {
+    throw Error::io(fmt::format("{}: cannot create folder {}: {}", path.string(),
+                                path.parent_path().string(), ec.message()));
+  }
   const fs::path tmp = path.string() + ".tmp";
+  // Whatever fails below, the temporary file does not outlive the call.
+  struct RemoveTmp {
+    const fs::path& tmp;
+    bool keep = false;
+    ~RemoveTmp() {
+      std::error_code ignored;
+      if (!keep) fs::remove(tmp, ignored);
+    }
+  } cleanup{tmp};
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw Error::io(fmt::format("{}: cannot open file for writing", tmp.string()));
@@ -280,7 +294,9 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view t
     out.flush();
     if (!out) throw Error::io(fmt::format("{}: write failed", tmp.string()));
   }
-  fs::rename(tmp, path);
+  fs::rename(tmp, path, ec);
+  if (ec) throw Error::io(fmt::format("{}: cannot write: {}", path.string(), ec.message()));
+  cleanup.keep = true;
 }
 
 }  // namespace kareus

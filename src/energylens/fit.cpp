@@ -395,6 +395,25 @@ Json EnergyModel::to_json() const {
               {"bootstrap", replicate_json}};
 }
 
+namespace {
+
+// The flag parsers' messages name the flag ("--loss = cubic: allowed: ..."); read from a model
+// file, the same refusal names the file and key instead.
+template <class Parse>
+auto parse_as_key(const JsonValue& value, std::string_view flag, std::string_view text,
+                  Parse parse) {
+  try {
+    return parse(text);
+  } catch (const Error& e) {
+    const std::string prefix = fmt::format("{} = {}: ", flag, text);
+    const std::string_view message = e.what();
+    if (!message.starts_with(prefix)) throw;
+    value.fail(message.substr(prefix.size()));
+  }
+}
+
+}  // namespace
+
 EnergyModel EnergyModel::from_json(const JsonValue& v) {
   EnergyModel m;
   const JsonValue p = v.at("params");
@@ -413,14 +432,12 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
     if (m.params[k] < info.lower || m.params[k] > info.upper)
       value.fail(fmt::format("{} must lie in [{:g}, {:g}]", info.name, info.lower, info.upper));
   }
-  m.loss = parse_loss(v.string("loss"));
+  m.loss = parse_as_key(v.at("loss"), "--loss", v.string("loss"), parse_loss);
   const JsonValue sb = v.at("scale_by");
   for (std::size_t i = 0; i < sb.size(); ++i) m.scale_by.push_back(sb.at(i).as_string());
-  parse_scale_by([&] {
-    std::string joined;
-    for (const auto& s : m.scale_by) joined += (joined.empty() ? "" : ",") + s;
-    return joined;
-  }());
+  std::string joined;
+  for (const auto& s : m.scale_by) joined += (joined.empty() ? "" : ",") + s;
+  parse_as_key(sb, "--scale-by", joined, parse_scale_by);
   m.descriptors = v.bool_or("descriptors", false);
   if (m.descriptors) {
     const JsonValue e = v.at("scale_exponents");

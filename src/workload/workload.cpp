@@ -73,6 +73,23 @@ Recompute parse_recompute(const std::string& text, const std::string& where) {
   throw Error::invalid(where, "recompute", text, "allowed: full, none");
 }
 
+namespace {
+
+// load_model and load_gpu name the value they refuse, not the workload file it came from.
+template <class Load>
+auto naming_where(const std::string& where, std::string_view field, Load load) {
+  try {
+    return load();
+  } catch (const Error& e) {
+    const std::string_view message = e.what();
+    if (e.kind() != ErrorKind::kInvalidInput || !message.starts_with(fmt::format("{} = ", field)))
+      throw;
+    throw Error(fmt::format("{}: {}", where, message), e.kind());
+  }
+}
+
+}  // namespace
+
 Workload make_workload(const WorkloadRequest& request) {
   const auto& p = request.parallelism;
   const std::string& w = request.where;
@@ -98,7 +115,8 @@ Workload make_workload(const WorkloadRequest& request) {
   require(tokens <= std::numeric_limits<int>::max(), w, "microbatch_size x sequence_length",
           std::to_string(tokens),
           fmt::format("must be at most {} tokens", std::numeric_limits<int>::max()));
-  Workload wl{load_model(request.model), load_gpu(request.gpu), p};
+  Workload wl{naming_where(w, "model", [&] { return load_model(request.model); }),
+              naming_where(w, "gpu", [&] { return load_gpu(request.gpu); }), p};
   const auto& m = wl.model;
   // Planning an MoE as its dense shell would drop the expert MLPs and the all-to-all, a plan
   // several times off without a word; EnergyLens reads MoE configs through its own descriptors.

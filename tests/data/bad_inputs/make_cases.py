@@ -100,8 +100,9 @@ wl_bad = {
     "model_path_missing": workload_with(lambda w: w.update(model="/nonexistent/config.json")),
 }
 # The model name is checked after the file is read, and its message names the value only.
-NAMED_BY_VALUE = {"escape_bytes": "\\x1b[31mred", "nul_in_model": "model = llama",
-                  "model_path_missing": "/nonexistent/config.json"}
+NAMED_BY_VALUE = {"escape_bytes": ["w.json", "\\x1b[31mred"],
+                  "nul_in_model": ["w.json", "model = llama"],
+                  "model_path_missing": ["w.json", "/nonexistent/config.json"]}
 for name, content in wl_bad.items():
     if "\udcff" in content:
         content = content.replace("\udcff", "\\udcff")
@@ -334,9 +335,40 @@ model_bad = {
 }
 for name, content in model_bad.items():
     case(f"energylens_model_{name}", "energylens predict --fit {dir}/m.json --data {dir}/d.csv",
-         "cubic" if name == "loss_bad" else "m.json", files=dict(DATA, **{"m.json": content}))
+         ["m.json", "/loss", "cubic"] if name == "loss_bad" else "m.json",
+         files=dict(DATA, **{"m.json": content}))
 case("energylens_select_missing", "energylens select --fit {dir}/m.json --candidates "
      "{dir}/none.csv", "none.csv", files={"m.json": json.dumps(MODEL)})
+
+# Output paths: refused before any work (no store created, no search run), nothing written.
+TPB = ("file,engine,model,model_tag,batch_size_field,fn_batch,fn_output_len,timestamp,entry,"
+       "duration_s,total_output_tokens,responses,gpu_avg_power_W,gpu_energy_J,"
+       "gpu_energy_per_token_J,gpu_energy_per_response_J,per_gpu_power_W,gpu_memory_total_mb,"
+       "gpu_memory_after_load_mb\n"
+       "raw/a.json,vllm,m,m,8,8,500,20250418_232621,0,100.0,4000,8,500.0,50000.0,12.5,6250.0,"
+       "gpu0=500.0,,\n")
+UNDER_FILE = {"f": "a file, not a folder"}
+case("search_out_under_file", f"search {W} --partition fwd_attn --db {{dir}}/m.db "
+     "--out {dir}/f/x.csv", ["--out", "f/x.csv", "not a folder"], files=UNDER_FILE)
+case("plan_out_under_file", f"plan {W} --db {{dir}}/m.db --out {{dir}}/f/plan",
+     ["--out", "f/plan", "not a folder"], files=UNDER_FILE)
+case("plan_artifact_under_file", f"plan {W} --db {{dir}}/m.db --out {{dir}}/plan "
+     "--export-artifact {dir}/f/artifact", ["--export-artifact", "f/artifact"], files=UNDER_FILE)
+case("plan_report_is_folder", f"plan {W} --db {{dir}}/m.db --out {{dir}}/plan "
+     "--report {dir}/page", ["--report", "page", "is a folder"], files={"page/keep": "x"})
+case("plan_out_kept_on_refusal", f"plan {W} --db {{dir}}/m.db --out {{dir}}/plan "
+     "--export-artifact {dir}/f/a", "--export-artifact",
+     files=dict(UNDER_FILE, **{"plan/schedule.json": "old", "plan/summary.json": "old"}))
+case("report_out_under_file", "report --plan {dir}/plan --out {dir}/f/r.html",
+     ["--out", "f/r.html"], files=UNDER_FILE)
+case("energylens_import_out_is_folder", "energylens import --format tokenpowerbench "
+     "{dir}/t.csv {dir}/out", ["OUT", "is a folder"], files={"t.csv": TPB, "out/keep": "x"})
+case("energylens_fit_out_is_folder", "energylens fit --data {dir}/d.csv --out {dir}/out",
+     ["--out", "is a folder"], files=dict(DATA, **{"out/keep": "x"}))
+case("workload_unknown_gpu", WF, ["w.json", "gpu = h800"],
+     files={"w.json": workload_with(lambda w: w.update(gpu="h800"))})
+case("workload_unknown_model", WF, ["w.json", "model = gpt9"],
+     files={"w.json": workload_with(lambda w: w.update(model="gpt9"))})
 
 # Arguments themselves.
 case("no_subcommand", "", "subcommand")
