@@ -19,6 +19,7 @@
 #include "kareus/planner/summary.hpp"
 #include "kareus/version.hpp"
 #include "plan_output.hpp"
+#include "plan_progress.hpp"
 #include "report_output.hpp"
 #include "scaleout_cli.hpp"
 #include "workload_flags.hpp"
@@ -44,6 +45,7 @@ struct PlanFlags {
   double switch_latency_ms = kDefaultSwitchLatency.value() * 1e3;
   bool json = false;
   bool quiet = false;
+  bool wide = false;
   std::string enforceable = "all";
 };
 
@@ -161,7 +163,10 @@ void register_plan_command(CLI::App& app) {
                   "(megatron, perseus)")
       ->capture_default_str();
   cmd->add_flag("--json", f->json, "Print summary.json on stdout");
-  cmd->add_flag("--quiet", f->quiet, "No progress on stderr");
+  cmd->add_flag("--quiet", f->quiet, "No progress on stderr and no table on stdout");
+  cmd->add_flag(
+      "--wide", f->wide,
+      "Every column of the table, in joules (default: the main ones, within 120 columns)");
   // One workload on the coordinator rank; `index` is its place in the command line's sweep.
   const auto plan_one = [](const std::shared_ptr<PlanFlags>& f, const workload::Workload& w,
                            const scaleout::Session& mpi, std::size_t index) {
@@ -187,14 +192,13 @@ void register_plan_command(CLI::App& app) {
       opt.store = db.get();
     }
     opt.make_executor = plan_executors(mpi, index, opt);
-    const bool tty = isatty(fileno(stderr)) != 0;
+    std::optional<PlanProgressLine> progress;
     if (!f->quiet) {
-      opt.on_progress = [tty](const std::string& line) {
-        std::fputs(tty ? ("\r" + line + "\x1b[K").c_str() : (line + "\n").c_str(), stderr);
-      };
+      progress.emplace(stderr);
+      opt.on_progress = [&progress](const planner::PlanProgress& p) { (*progress)(p); };
     }
     const auto result = planner::plan(w, opt);
-    if (!f->quiet && tty) std::fputs("\n", stderr);
+    progress.reset();
 
     planner::PlanChoice choice{primary(opt.methods), request.selection, nullptr};
     if (request.enforceable != planner::Enforceable::kAll) {
@@ -239,7 +243,8 @@ void register_plan_command(CLI::App& app) {
       std::cout << summary.dump(2) << "\n";
       return;
     }
-    std::string text = plan_table(result, request, choice);
+    // --quiet keeps only what says where the results went.
+    std::string text = f->quiet ? "" : plan_table(result, request, choice, f->wide);
     if (!f->out.empty())
       text += fmt::format("wrote frontiers, schedule.json, summary.json, partitions.json to {}\n",
                           f->out);
