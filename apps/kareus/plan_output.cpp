@@ -32,9 +32,7 @@ std::string profiling_note(const planner::PlanResult& result) {
           fmt::format("{}{} {:.1f} of {:.1f} GPU-h", note.empty() ? "" : ", ",
                       planner::to_string(m), r.profiling_gpu_hours_reused, r.profiling_gpu_hours);
   if (note.empty()) return "";
-  return "\nprofiling GPU-h is what each method costs; reused measurements from the store, paid "
-         "by earlier runs: " +
-         note + "\n";
+  return "\nprofiling GPU-h reused from the store (paid by earlier runs): " + note + "\n";
 }
 
 }  // namespace

@@ -96,7 +96,7 @@ TEST(PlanOutput, ReusedMeasurementsAreCountedInTheCostAndShownApart) {
               1e-9 * ka.number("profiling_gpu_hours"));
   EXPECT_NEAR(kb.number("profiling_gpu_hours_reused"), kb.number("profiling_gpu_hours"),
               1e-9 * ka.number("profiling_gpu_hours"));
-  EXPECT_NE(second_text.out.find("reused measurements from the store"), std::string::npos)
+  EXPECT_NE(second_text.out.find("profiling GPU-h reused from the store (paid by earlier runs): kareus "), std::string::npos)
       << second_text.out;
   EXPECT_NE(second_text.err.find("(all reused from the store)"), std::string::npos)
       << second_text.err;
