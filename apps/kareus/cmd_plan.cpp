@@ -33,6 +33,7 @@ struct PlanFlags {
   std::string strategy = "kareus";
   std::uint64_t seed = 0;
   std::string db;
+  bool no_db = false;
   double noise = 0;
   std::optional<double> deadline;
   std::optional<double> energy_budget;
@@ -134,7 +135,10 @@ void register_plan_command(CLI::App& app) {
                   "Partition search for the kareus method: kareus, paper, random or exhaustive")
       ->capture_default_str();
   cmd->add_option("--seed", f->seed, "Seed of every random choice")->capture_default_str();
-  cmd->add_option("--db", f->db, "Measurement store (default ~/.cache/kareus/measurements.sqlite)");
+  auto* db_option = cmd->add_option(
+      "--db", f->db, "Measurement store (default $XDG_CACHE_HOME/kareus/measurements.sqlite)");
+  cmd->add_flag("--no-db", f->no_db, "Measure every partition afresh, store nothing")
+      ->excludes(db_option);
   cmd->add_option("--noise", f->noise, "Relative measurement noise of the emulator (e.g. 0.03)");
   auto* deadline = cmd->add_option("--deadline", f->deadline,
                                    "Select the least-energy plan within this iteration time (s)");
@@ -186,7 +190,7 @@ void register_plan_command(CLI::App& app) {
     const bool searches = std::any_of(opt.methods.begin(), opt.methods.end(), [](auto m) {
       return m == planner::Method::kKareus || m == planner::Method::kKareusExhaustive;
     });
-    if (searches) {
+    if (searches && !f->no_db) {
       db = std::make_unique<store::Store>(f->db.empty() ? store::Store::default_path()
                                                         : std::filesystem::path(f->db));
       opt.store = db.get();
@@ -211,12 +215,13 @@ void register_plan_command(CLI::App& app) {
                                                         : std::nullopt);
     }
     choice.point = &planner::select(result.methods.at(choice.method), request.selection);
-    const Json provenance{
-        {"version", kVersion},
-        {"executor", "emulator"},
-        {"store", db ? db->path().string() : "none: no method searched partitions"},
-        {"noise", request.noise_sigma},
-        {"seed", request.seed}};
+    const Json provenance{{"version", kVersion},
+                          {"executor", "emulator"},
+                          {"store", db         ? db->path().string()
+                                    : searches ? "none: --no-db"
+                                               : "none: no method searched partitions"},
+                          {"noise", request.noise_sigma},
+                          {"seed", request.seed}};
     const Json summary = planner::plan_summary(result, request, choice, provenance);
     const auto schedule = planner::make_schedule(result, choice.method, *choice.point);
 

@@ -2,6 +2,7 @@
 // gets, and the profiling cost of a run whose measurements the store already had.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
@@ -96,10 +97,30 @@ TEST(PlanOutput, ReusedMeasurementsAreCountedInTheCostAndShownApart) {
               1e-9 * ka.number("profiling_gpu_hours"));
   EXPECT_NEAR(kb.number("profiling_gpu_hours_reused"), kb.number("profiling_gpu_hours"),
               1e-9 * ka.number("profiling_gpu_hours"));
-  EXPECT_NE(second_text.out.find("profiling GPU-h reused from the store (paid by earlier runs): kareus "), std::string::npos)
+  EXPECT_NE(
+      second_text.out.find("profiling GPU-h reused from the store (paid by earlier runs): kareus "),
+      std::string::npos)
       << second_text.out;
   EXPECT_NE(second_text.err.find("(all reused from the store)"), std::string::npos)
       << second_text.err;
+}
+
+// --no-db, as on search: measured afresh, nothing stored, not even in the default store.
+TEST(PlanOutput, NoDbStoresNothing) {
+  const fs::path cache = kTmp / "no_db_cache";
+  ::setenv("XDG_CACHE_HOME", cache.c_str(), 1);
+  const auto r = testing::run_cli(KAREUS_BINARY,
+                                  "plan --model llama3.2-3b --tp 8 --pp 2 --mbs 8 --seq 4096 "
+                                  "--microbatches 4 --methods kareus --no-db --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = JsonDocument::parse(r.out, "stdout");
+  EXPECT_EQ(doc.root().at("provenance").string("store"), "none: --no-db");
+  EXPECT_EQ(doc.root().at("methods").at("kareus").number("measurements_reused"), 0.0);
+  EXPECT_FALSE(fs::exists(cache));
+  testing::expect_rejected(
+      KAREUS_BINARY,
+      {"plan --model llama3.2-3b --no-db --db " + (kTmp / "x.sqlite").string(), "excludes"});
+  EXPECT_FALSE(fs::exists(kTmp / "x.sqlite"));
 }
 
 // Every frontier kareus prints or writes lists its fastest point first.
