@@ -363,10 +363,13 @@ void add_evaluate(CLI::App& parent) {
   cmd->add_option("--train-size", opts->train_size, "training rows per split");
   cmd->add_option("--seeds", opts->seeds, "number of random splits");
   cmd->add_flag("--json", *json, "print one JSON document");
+  auto quiet = std::make_shared<bool>(false);
+  cmd->add_flag("--quiet", *quiet, "no progress on stderr");
   fit->add(cmd);
   cmd->callback([=] {
     const el::Dataset d = el::read_dataset(*data);
     el::EvaluateOptions o = *opts;
+    o.progress = !*quiet;
     o.fit = fit->options();
     o.seed = fit->seed;
     const el::EvaluationReport r = el::evaluate(d, o);
@@ -394,12 +397,14 @@ void add_discover(CLI::App& parent) {
                   "on: search over the model and GPU descriptors too (use with --scale-by none)")
       ->check(CLI::IsMember({"on", "off"}));
   cmd->add_flag("--json", *json, "print one JSON document");
+  auto quiet = std::make_shared<bool>(false);
+  cmd->add_flag("--quiet", *quiet, "no progress on stderr");
   cmd->callback([=] {
     const el::Dataset d = el::read_dataset(*data);
     el::DiscoverOptions o = *opts;
     o.scale_by = el::parse_scale_by(*scale_by);
     o.descriptors = *descriptors == "on";
-    o.progress = true;
+    o.progress = !*quiet;
     const el::DiscoverResult r = el::discover(d, o);
     Json front = Json::array();
     TextTable t({"complexity", "loss (MSRE)", "expression (E = scale x expr)"});

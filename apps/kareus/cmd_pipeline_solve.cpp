@@ -51,7 +51,7 @@ std::vector<std::vector<std::pair<std::string, double>>> stage_clocks(
 std::string format_report(const PipelineSolveFlags& f, const Solved& s) {
   std::string out = fmt::format(
       "Iteration frontier of {}: {} stages, {} microbatches (synchronous 1F1B), blocking power "
-      "{:g} W, time unit {:g} ms\n{} points, from the least energy to the fastest\n\n",
+      "{:g} W, time unit {:g} ms\n{} points, from the fastest to the least energy\n\n",
       f.profile, s.problem.dag.stages, f.microbatches, f.p_blocking_w, f.unit_time_ms,
       s.points.size());
   TextTable table({"point", "time (s)", "energy (J)"});
@@ -149,7 +149,8 @@ void register_pipeline_solve_command(CLI::App& app) {
       throw Error(fmt::format("{}: {}", flags->profile, e.what()), e.kind());
     }
     std::cerr << s.result.summary.to_string() << "\n";
-    s.points.assign(s.result.frontier.points().rbegin(), s.result.frontier.points().rend());
+    // Fastest first, as every frontier kareus prints.
+    s.points.assign(s.result.frontier.points().begin(), s.result.frontier.points().end());
     if (flags->plan) {
       std::vector<std::uint32_t> indices;
       for (const auto& p : s.points) indices.push_back(p.first);

@@ -18,6 +18,7 @@
 #include "kareus/planner/summary.hpp"
 #include "kareus/version.hpp"
 #include "plan_output.hpp"
+#include "plan_progress.hpp"
 #include "plan_write.hpp"
 #include "report_output.hpp"
 #include "scaleout_cli.hpp"
@@ -32,6 +33,7 @@ struct PlanFlags {
   std::string strategy = "kareus";
   std::uint64_t seed = 0;
   std::string db;
+  bool no_db = false;
   double noise = 0;
   std::optional<double> deadline;
   std::optional<double> energy_budget;
@@ -44,6 +46,7 @@ struct PlanFlags {
   double switch_latency_ms = kDefaultSwitchLatency.value() * 1e3;
   bool json = false;
   bool quiet = false;
+  bool wide = false;
   std::string enforceable = "all";
 };
 
@@ -132,7 +135,10 @@ void register_plan_command(CLI::App& app) {
                   "Partition search for the kareus method: kareus, paper, random or exhaustive")
       ->capture_default_str();
   cmd->add_option("--seed", f->seed, "Seed of every random choice")->capture_default_str();
-  cmd->add_option("--db", f->db, "Measurement store (default ~/.cache/kareus/measurements.sqlite)");
+  auto* db_option = cmd->add_option(
+      "--db", f->db, "Measurement store (default $XDG_CACHE_HOME/kareus/measurements.sqlite)");
+  cmd->add_flag("--no-db", f->no_db, "Measure every partition afresh, store nothing")
+      ->excludes(db_option);
   cmd->add_option("--noise", f->noise, "Relative measurement noise of the emulator (e.g. 0.03)");
   auto* deadline = cmd->add_option("--deadline", f->deadline,
                                    "Select the least-energy plan within this iteration time (s)");
@@ -161,7 +167,10 @@ void register_plan_command(CLI::App& app) {
                   "(megatron, perseus)")
       ->capture_default_str();
   cmd->add_flag("--json", f->json, "Print summary.json on stdout");
-  cmd->add_flag("--quiet", f->quiet, "No progress on stderr");
+  cmd->add_flag("--quiet", f->quiet, "No progress on stderr and no table on stdout");
+  cmd->add_flag(
+      "--wide", f->wide,
+      "Every column of the table, in joules (default: the main ones, within 120 columns)");
   // One workload on the coordinator rank; `index` is its place in the command line's sweep.
   const auto plan_one = [](const std::shared_ptr<PlanFlags>& f, const workload::Workload& w,
                            const scaleout::Session& mpi, std::size_t index) {
@@ -181,20 +190,19 @@ void register_plan_command(CLI::App& app) {
     const bool searches = std::any_of(opt.methods.begin(), opt.methods.end(), [](auto m) {
       return m == planner::Method::kKareus || m == planner::Method::kKareusExhaustive;
     });
-    if (searches) {
+    if (searches && !f->no_db) {
       db = std::make_unique<store::Store>(f->db.empty() ? store::Store::default_path()
                                                         : std::filesystem::path(f->db));
       opt.store = db.get();
     }
     opt.make_executor = plan_executors(mpi, index, opt);
-    const bool tty = isatty(fileno(stderr)) != 0;
+    std::optional<PlanProgressLine> progress;
     if (!f->quiet) {
-      opt.on_progress = [tty](const std::string& line) {
-        std::fputs(tty ? ("\r" + line + "\x1b[K").c_str() : (line + "\n").c_str(), stderr);
-      };
+      progress.emplace(stderr);
+      opt.on_progress = [&progress](const planner::PlanProgress& p) { (*progress)(p); };
     }
     const auto result = planner::plan(w, opt);
-    if (!f->quiet && tty) std::fputs("\n", stderr);
+    progress.reset();
 
     planner::PlanChoice choice{primary(opt.methods), request.selection, nullptr};
     if (request.enforceable != planner::Enforceable::kAll) {
@@ -207,12 +215,13 @@ void register_plan_command(CLI::App& app) {
                                                         : std::nullopt);
     }
     choice.point = &planner::select(result.methods.at(choice.method), request.selection);
-    const Json provenance{
-        {"version", kVersion},
-        {"executor", "emulator"},
-        {"store", db ? db->path().string() : "none: no method searched partitions"},
-        {"noise", request.noise_sigma},
-        {"seed", request.seed}};
+    const Json provenance{{"version", kVersion},
+                          {"executor", "emulator"},
+                          {"store", db         ? db->path().string()
+                                    : searches ? "none: --no-db"
+                                               : "none: no method searched partitions"},
+                          {"noise", request.noise_sigma},
+                          {"seed", request.seed}};
     const Json summary = planner::plan_summary(result, request, choice, provenance);
     const auto schedule = planner::make_schedule(result, choice.method, *choice.point);
 
@@ -223,7 +232,8 @@ void register_plan_command(CLI::App& app) {
       std::cout << summary.dump(2) << "\n";
       return;
     }
-    std::string text = plan_table(result, request, choice);
+    // --quiet keeps only what says where the results went.
+    std::string text = f->quiet ? "" : plan_table(result, request, choice, f->wide);
     if (!f->out.empty())
       text += fmt::format("wrote frontiers, schedule.json, summary.json, partitions.json to {}\n",
                           f->out);

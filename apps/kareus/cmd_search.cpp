@@ -31,6 +31,7 @@ struct SearchFlags {
   double noise = 0.0;
   std::string out;
   bool json = false;
+  bool quiet = false;
 };
 
 // Relative noise above this makes a reading meaningless (a negative time within 3 sigma).
@@ -65,6 +66,7 @@ Json partition_json(const store::PartitionSearchResult& r) {
           {"batches", s.batches},
           {"hypervolume", s.hypervolume},
           {"gpu_hours", s.gpu_hours},
+          {"gpu_hours_reused", r.reused_gpu_hours},
           {"stop_reason", search::to_string(s.stop_reason)}};
 }
 
@@ -137,16 +139,16 @@ void run(const SearchFlags& flags) {
     options.search.seed = flags.seed;
     options.search.budget = flags.budget;
     options.store = db.get();
-    options.search.on_progress = [&progress, &p](const search::SearchProgress& s) {
-      if (!progress) progress.emplace("search " + p.key, s.planned);
-      progress->update(s.measurements,
-                       fmt::format("HV {:.4g}, {:.3f} GPU-h", s.hypervolume, s.gpu_hours));
+    options.search.on_progress = [&progress, &p, &flags](const search::SearchProgress& s) {
+      if (!progress) progress.emplace("search " + p.key, s.planned, !flags.quiet);
+      progress->update(s.measurements, fmt::format("{:.3f} GPU-h", s.gpu_hours));
     };
     results.push_back(store::search_partition(w, p, *executor, options));
     if (progress) {
-      progress->finish(fmt::format("{} measurements, {:.3f} GPU-h",
-                                   results.back().summary.measurements(),
-                                   results.back().summary.gpu_hours));
+      const auto& r = results.back();
+      progress->finish(fmt::format("measurements ({} reused), {:.3f} GPU-h",
+                                   r.summary.measurements_reused,
+                                   r.summary.gpu_hours + r.reused_gpu_hours));
     }
   }
 
@@ -157,15 +159,18 @@ void run(const SearchFlags& flags) {
   std::size_t taken = 0;
   std::size_t reused = 0;
   double gpu_hours = 0;
+  double gpu_hours_reused = 0;
   for (const auto& r : results) {
     partitions.push_back(partition_json(r));
     taken += r.summary.measurements_taken;
     reused += r.summary.measurements_reused;
     gpu_hours += r.summary.gpu_hours;
+    gpu_hours_reused += r.reused_gpu_hours;
   }
   doc["partitions"] = partitions;
   doc["measurements"] = {{"taken", taken}, {"reused", reused}, {"total", taken + reused}};
   doc["gpu_hours"] = gpu_hours;
+  doc["gpu_hours_reused"] = gpu_hours_reused;
 
   const std::string text = flags.json ? doc.dump(2) + "\n" : report(results);
   if (!flags.out.empty()) {
@@ -174,9 +179,12 @@ void run(const SearchFlags& flags) {
   }
   std::cout << text;
   if (!flags.json) {
-    std::cout << fmt::format("total: {} measurements ({} taken, {} reused), {:.3f} GPU-hours{}\n",
-                             taken + reused, taken, reused, gpu_hours,
-                             flags.out.empty() ? "" : ", frontier written to " + flags.out);
+    // The search costs what all its measurements cost; the store only moves who paid.
+    std::cout << fmt::format(
+        "total: {} measurements ({} taken, {} reused), {:.3f} GPU-hours ({:.3f} taken now, "
+        "{:.3f} paid by earlier runs){}\n",
+        taken + reused, taken, reused, gpu_hours + gpu_hours_reused, gpu_hours, gpu_hours_reused,
+        flags.out.empty() ? "" : ", frontier written to " + flags.out);
   }
 }
 
@@ -201,6 +209,7 @@ void register_search_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--out", flags->out, "Write the frontier to FILE.csv or FILE.json");
   cmd->add_flag("--json", flags->json, "Print one JSON document");
+  cmd->add_flag("--quiet", flags->quiet, "No progress on stderr");
   cmd->callback([flags] { run(*flags); });
 }
 

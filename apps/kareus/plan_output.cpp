@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "kareus/core/readable.hpp"
 #include "kareus/core/table.hpp"
 #include "kareus/report/partitions_file.hpp"
 
@@ -22,6 +23,18 @@ std::string frontier_csv(const planner::MethodResult& m) {
   return csv;
 }
 
+// The table's cost column is what each method costs; say how much of it this run did not pay.
+std::string profiling_note(const planner::PlanResult& result) {
+  std::string note;
+  for (const auto& [m, r] : result.methods)
+    if (r.profiling_gpu_hours_reused > 0)
+      note +=
+          fmt::format("{}{} {:.1f} of {:.1f} GPU-h", note.empty() ? "" : ", ",
+                      planner::to_string(m), r.profiling_gpu_hours_reused, r.profiling_gpu_hours);
+  if (note.empty()) return "";
+  return "\nprofiling GPU-h reused from the store (paid by earlier runs): " + note + "\n";
+}
+
 }  // namespace
 
 void write_plan_files(const std::filesystem::path& dir, const planner::PlanResult& result,
@@ -37,35 +50,51 @@ void write_plan_files(const std::filesystem::path& dir, const planner::PlanResul
 }
 
 std::string plan_table(const planner::PlanResult& result, const planner::PlanRequest& request,
-                       const planner::PlanChoice& choice) {
+                       const planner::PlanChoice& choice, bool wide) {
   const auto& w = result.workload;
-  TextTable table({"method", "fastest s", "energy J", "min-energy s", "energy J", "points",
-                   "time vs megatron", "energy vs megatron", "iso-time energy", "iso-energy time",
-                   "profiling GPU-h"});
+  // Within 120 columns by default: the vs-megatron pair and the counts are in --wide and in
+  // summary.json.
+  std::vector<std::string> header{"method", "fastest s", "energy", "min-energy s", "energy"};
+  if (wide) header.insert(header.end(), {"points", "time vs megatron", "energy vs megatron"});
+  header.insert(header.end(), {"iso-time energy", "iso-energy time", "profiling GPU-h"});
+  if (wide) header.insert(header.end(), {"of which reused", "measurements", "reused"});
+  TextTable table(header);
+  const auto energy = [wide](Joules e) {
+    return wide ? fmt::format("{:.0f}", e.value()) : readable_energy(e);
+  };
   for (const auto& [m, r] : result.methods) {
     const auto& mt = result.metrics.at(m);
-    table.add_row({planner::to_string(m), fmt::format("{:.3f}", r.fastest().time.value()),
-                   fmt::format("{:.0f}", r.fastest().energy.value()),
-                   fmt::format("{:.3f}", r.min_energy().time.value()),
-                   fmt::format("{:.0f}", r.min_energy().energy.value()),
-                   std::to_string(r.frontier.size()), pct(mt.max_throughput_time_reduction),
-                   pct(mt.max_throughput_energy_reduction), pct(mt.iso_time_energy_reduction),
-                   pct(mt.iso_energy_time_reduction),
-                   fmt::format("{:.1f}", r.profiling_gpu_hours)});
+    std::vector<std::string> row{
+        planner::to_string(m), fmt::format("{:.3f}", r.fastest().time.value()),
+        energy(r.fastest().energy), fmt::format("{:.3f}", r.min_energy().time.value()),
+        energy(r.min_energy().energy)};
+    if (wide)
+      row.insert(row.end(),
+                 {std::to_string(r.frontier.size()), pct(mt.max_throughput_time_reduction),
+                  pct(mt.max_throughput_energy_reduction)});
+    row.insert(row.end(), {pct(mt.iso_time_energy_reduction), pct(mt.iso_energy_time_reduction),
+                           fmt::format("{:.1f}", r.profiling_gpu_hours)});
+    if (wide)
+      row.insert(row.end(),
+                 {fmt::format("{:.1f}", r.profiling_gpu_hours_reused),
+                  std::to_string(r.measurements), std::to_string(r.measurements_reused)});
+    table.add_row(row);
   }
   std::string text = fmt::format(
-      "{} on {} x {} (TP{} CP{} PP{} DP{}, {} microbatches of {} x {}); energy is per "
-      "iteration for the whole job; reductions are positive when better\n\n",
+      "{} on {} x {} (TP{} CP{} PP{} DP{}, {} microbatches of {} x {})\n"
+      "energy is per iteration for the whole job{}; reductions are positive when better "
+      "(iso-*: against perseus)\n\n",
       w.model.name, w.total_gpus(), w.gpu.name, w.parallelism.tp, w.parallelism.cp,
       w.parallelism.pp, w.parallelism.dp, w.parallelism.microbatches, w.parallelism.microbatch_size,
-      w.parallelism.sequence_length);
+      w.parallelism.sequence_length, wide ? ", in joules" : "");
   text += table.render();
+  text += profiling_note(result);
   if (request.clock_granularity == planner::ClockGranularity::kPartition)
     text += fmt::format("\nkareus clocks per partition, {:g} ms per clock switch\n",
                         to_milliseconds(request.switch_latency));
-  text += fmt::format("\nselected ({}, {}): {:.3f} s, {:.0f} J per iteration\n",
+  text += fmt::format("\nselected ({}, {}): {:.3f} s, {} per iteration\n",
                       planner::to_string(choice.method), choice.selection.describe(),
-                      choice.point->time.value(), choice.point->energy.value());
+                      choice.point->time.value(), energy(choice.point->energy));
   return text;
 }
 

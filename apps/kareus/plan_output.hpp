@@ -16,8 +16,9 @@ void write_plan_files(const std::filesystem::path& dir, const planner::PlanResul
                       const planner::PlanChoice& choice, const Schedule& schedule,
                       const Json& summary);
 
-// The workload line, the methods side by side and the selected point.
+// The workload line, the methods side by side and the selected point. Within 120 columns with
+// readable energy units, or, `wide`, every column in joules.
 std::string plan_table(const planner::PlanResult& result, const planner::PlanRequest& request,
-                       const planner::PlanChoice& choice);
+                       const planner::PlanChoice& choice, bool wide);
 
 }  // namespace kareus::cli

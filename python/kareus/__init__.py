@@ -29,8 +29,10 @@ from ._kareus import (
     parse_schedule,
     plan,
 )
+from ._kareus import __version__
 
 __all__ = [
+    "__version__",
     "ControllerStats",
     "DeviceError",
     "EnergyMeasurement",

@@ -128,7 +128,11 @@ void bind_plan(py::module_& m) {
       .def_readonly("frontier", &planner::MethodResult::frontier, "Fastest first.")
       .def_readonly("measurements", &planner::MethodResult::measurements)
       .def_readonly("measurements_reused", &planner::MethodResult::measurements_reused)
-      .def_readonly("profiling_gpu_hours", &planner::MethodResult::profiling_gpu_hours)
+      .def_readonly("profiling_gpu_hours", &planner::MethodResult::profiling_gpu_hours,
+                    "What the method costs on real GPUs, reused measurements included.")
+      .def_readonly("profiling_gpu_hours_reused",
+                    &planner::MethodResult::profiling_gpu_hours_reused,
+                    "The part of profiling_gpu_hours the store's reused measurements cost.")
       .def("fastest", &planner::MethodResult::fastest, py::return_value_policy::copy)
       .def("min_energy", &planner::MethodResult::min_energy, py::return_value_policy::copy)
       .def(

@@ -34,6 +34,11 @@ void bind_schedule(py::module_& m) {
                                for (const MHz f : i.step_clocks) out.push_back(f.value());
                                return out;
                              })
+      .def_property_readonly("predicted_time_s",
+                             [](const ScheduleInstruction& i) -> std::optional<double> {
+                               if (!i.predicted_time) return std::nullopt;
+                               return i.predicted_time->value();
+                             })
       .def(py::self == py::self)
       .def("__repr__", [](const ScheduleInstruction& i) {
         return "kareus.ScheduleInstruction(microbatch=" + std::to_string(i.microbatch) +

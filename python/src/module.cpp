@@ -1,6 +1,7 @@
 #include "bindings.hpp"
 
 #include "kareus/nvml/nvml.hpp"
+#include "kareus/version.hpp"
 
 namespace kareus::python {
 namespace {
@@ -64,6 +65,8 @@ void bind_errors(py::module_& m) {
 
 PYBIND11_MODULE(_kareus, m) {
   m.doc() = "Kareus: energy-optimal GPU execution plans for large-model training";
+  // The version kareus --version prints: one version, from the top-level CMakeLists.txt.
+  m.attr("__version__") = kareus::kVersion;
   kareus::python::bind_errors(m);
   kareus::python::bind_plan(m);
   kareus::python::bind_schedule(m);

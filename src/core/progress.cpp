@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
+
+#include "kareus/core/readable.hpp"
 
 namespace kareus {
 
@@ -17,7 +20,13 @@ Progress::Progress(std::string label, std::size_t total, bool enabled)
       last_draw_(start_) {}
 
 Progress::~Progress() {
-  if (!finished_) finish();
+  if (finished_) return;
+  if (std::uncaught_exceptions() == 0) {
+    finish();
+    return;
+  }
+  // Unwinding: an error message follows, on a clean line, not a "done" that was not.
+  if (enabled_ && tty_) std::fputs("\r\x1b[K", stderr);
 }
 
 void Progress::update(std::size_t done, const std::string& status) {
@@ -29,9 +38,10 @@ void Progress::update(std::size_t done, const std::string& status) {
     last_draw_ = now;
     draw(status, false);
   } else {
-    const int decile = static_cast<int>(10 * done_ / total_);
-    if (decile == last_decile_) return;
-    last_decile_ = decile;
+    // A log gets a line at each quarter, not one per step.
+    const int quarter = static_cast<int>(4 * done_ / total_);
+    if (quarter == last_quarter_ || done_ == total_) return;
+    last_quarter_ = quarter;
     draw(status, true);
   }
 }
@@ -46,19 +56,21 @@ void Progress::finish(const std::string& status) {
 void Progress::draw(const std::string& status, bool final_line) {
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  const double fraction = static_cast<double>(done_) / static_cast<double>(total_);
+  const std::string tail = status.empty() ? "" : ", " + status;
   std::string line;
-  if (tty_) {
-    constexpr int kWidth = 28;
-    const int filled = static_cast<int>(fraction * kWidth);
-    line = fmt::format("\r{} [{}{}] {}/{} {:.1f}s {}", label_, std::string(filled, '#'),
-                       std::string(kWidth - filled, '.'), done_, total_, elapsed, status);
-    line += "\x1b[K";
-    if (final_line && finished_) line += "\n";
+  if (final_line && finished_) {
+    // Only the count reached: a search that stops before its cap is finished, not cut short.
+    line = fmt::format("{}: done, {} in {}{}", label_, done_, readable_duration(elapsed), tail);
   } else {
-    line = fmt::format("{}: {}/{} ({:.0f}%) {:.1f}s {}\n", label_, done_, total_, 100 * fraction,
-                       elapsed, status);
+    const double fraction = static_cast<double>(done_) / static_cast<double>(total_);
+    line = fmt::format("{}: {}/{}", label_, done_, total_);
+    if (elapsed > 0 && done_ > 0) {
+      line += fmt::format(" ({:.3g}/s", done_ / elapsed);
+      line += fmt::format(", ETA {})", readable_duration(elapsed * (1 - fraction) / fraction));
+    }
+    line += tail;
   }
+  line = tty_ ? "\r" + line + "\x1b[K" + (final_line && finished_ ? "\n" : "") : line + "\n";
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
 }

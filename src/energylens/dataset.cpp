@@ -7,6 +7,7 @@
 
 #include "kareus/core/csv.hpp"
 #include "kareus/core/error.hpp"
+#include "kareus/energylens/import.hpp"
 
 namespace kareus::energylens {
 namespace {
@@ -34,6 +35,13 @@ Sample parse_row(const CsvRow& row, EnergyColumn energy) {
 Dataset from_table(const CsvTable& table, EnergyColumn energy) {
   std::vector<std::string> required = {"scenario", "tp", "pp", "batch", "output_tokens"};
   if (energy == EnergyColumn::kRequired) required.push_back("energy_j");
+  if (!table.has_column("scenario"))
+    if (const auto raw = raw_format_of(table))
+      throw Error(
+          fmt::format("{}: a raw {} dataset, not the canonical EnergyLens CSV: convert it "
+                      "first with `kareus energylens import --format {} {} OUT.csv` and "
+                      "give OUT.csv",
+                      table.source(), to_string(*raw), to_string(*raw), table.source()));
   table.require_columns(required);
   Dataset data;
   data.source = table.source();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "kareus/core/csv.hpp"
 #include "kareus/core/error.hpp"
@@ -16,9 +17,19 @@ constexpr std::string_view kPrefillNote =
 
 // ML.ENERGY leaderboard v2 (github.com/ml-energy/leaderboard-v2 @ c3af7f3), one row per
 // (workload, GPU, model, max_num_seqs, TP, PP).
+const std::vector<std::string> kMlenergyColumns = {"workload",
+                                                   "gpu",
+                                                   "model",
+                                                   "tp",
+                                                   "pp",
+                                                   "max_batch_reqs",
+                                                   "energy_per_req_J",
+                                                   "avg_output_tokens",
+                                                   "avg_tpot_s",
+                                                   "avg_power_all_gpus_W"};
+
 ImportResult import_mlenergy(const CsvTable& t) {
-  t.require_columns({"workload", "gpu", "model", "tp", "pp", "max_batch_reqs", "energy_per_req_J",
-                     "avg_output_tokens", "avg_tpot_s", "avg_power_all_gpus_W"});
+  t.require_columns(kMlenergyColumns);
   ImportResult r;
   r.data.source = t.source();
   for (std::size_t i = 0; i < t.rows(); ++i) {
@@ -55,10 +66,14 @@ std::string model_name(const std::string& raw) {
 }
 
 // TokenPowerBench (github.com/chenxuniu/TokenPowerBench @ ec00f52), one row per run.
+const std::vector<std::string> kTokenpowerbenchColumns = {"engine",           "model",
+                                                          "batch_size_field", "fn_output_len",
+                                                          "duration_s",       "total_output_tokens",
+                                                          "responses",        "gpu_avg_power_W",
+                                                          "gpu_energy_J",     "per_gpu_power_W"};
+
 ImportResult import_tokenpowerbench(const CsvTable& t) {
-  t.require_columns({"engine", "model", "batch_size_field", "fn_output_len", "duration_s",
-                     "total_output_tokens", "responses", "gpu_avg_power_W", "gpu_energy_J",
-                     "per_gpu_power_W"});
+  t.require_columns(kTokenpowerbenchColumns);
   ImportResult r;
   r.data.source = t.source();
   for (std::size_t i = 0; i < t.rows(); ++i) {
@@ -101,6 +116,20 @@ ImportFormat parse_import_format(std::string_view text) {
   if (text == "mlenergy-v2") return ImportFormat::kMlenergyV2;
   if (text == "tokenpowerbench") return ImportFormat::kTokenpowerbench;
   throw Error::invalid("", "--format", text, "allowed: mlenergy-v2, tokenpowerbench");
+}
+
+const char* to_string(ImportFormat format) {
+  return format == ImportFormat::kMlenergyV2 ? "mlenergy-v2" : "tokenpowerbench";
+}
+
+std::optional<ImportFormat> raw_format_of(const CsvTable& table) {
+  const auto has_all = [&table](const std::vector<std::string>& columns) {
+    return std::all_of(columns.begin(), columns.end(),
+                       [&table](const std::string& c) { return table.has_column(c); });
+  };
+  if (has_all(kMlenergyColumns)) return ImportFormat::kMlenergyV2;
+  if (has_all(kTokenpowerbenchColumns)) return ImportFormat::kTokenpowerbench;
+  return std::nullopt;
 }
 
 ImportResult import_dataset(ImportFormat format, const std::filesystem::path& in) {

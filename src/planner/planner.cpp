@@ -57,7 +57,10 @@ KeyFrontiers search_keys(const workload::Workload& w, search::Strategy strategy,
                          const PlanOptions& options, MethodResult& result) {
   const auto exec = options.make_executor ? options.make_executor(w) : default_executor(w, options);
   KeyFrontiers keys;
-  for (const auto& p : partition::representative_partitions(w)) {
+  const auto partitions = partition::representative_partitions(w);
+  PlanProgress progress{result.method};
+  progress.partitions = partitions.size();
+  for (const auto& p : partitions) {
     store::PartitionSearchOptions so;
     so.search.strategy = strategy;
     so.search.seed = options.seed;
@@ -65,16 +68,24 @@ KeyFrontiers search_keys(const workload::Workload& w, search::Strategy strategy,
     if (const auto b = options.key_budgets.find(p.key); b != options.key_budgets.end())
       so.search.budget = b->second;
     if (options.on_progress) {
-      const std::string label = fmt::format("{}: searching {}", to_string(result.method), p.key);
-      so.search.on_progress = [&options, label](const search::SearchProgress& pr) {
-        options.on_progress(fmt::format("{} {}/{} measurements, HV {:.4g}, {:.2f} GPU-h", label,
-                                        pr.measurements, pr.planned, pr.hypervolume, pr.gpu_hours));
+      so.search.on_progress = [&options, &progress, &result](const search::SearchProgress& pr) {
+        progress.current_fraction =
+            pr.planned ? static_cast<double>(pr.measurements) / static_cast<double>(pr.planned)
+                       : 0.0;
+        progress.measurements = result.measurements + pr.measurements;
+        options.on_progress(progress);
       };
     }
     auto r = store::search_partition(w, p, *exec, so);
     result.measurements += r.summary.measurements();
     result.measurements_reused += r.summary.measurements_reused;
-    result.profiling_gpu_hours += r.summary.gpu_hours;
+    result.profiling_gpu_hours += r.summary.gpu_hours + r.reused_gpu_hours;
+    result.profiling_gpu_hours_reused += r.reused_gpu_hours;
+    ++progress.partitions_done;
+    progress.current_fraction = 0;
+    progress.measurements = result.measurements;
+    progress.measurements_reused = result.measurements_reused;
+    if (options.on_progress) options.on_progress(progress);
     keys.emplace(p.key, std::move(r));
   }
   return keys;
@@ -225,8 +236,19 @@ PlanResult plan(const workload::Workload& w, const PlanOptions& options) {
   const emulator::OutsideWork transfers = emulator::pipeline_transfers(w, emu, at_max);
   PlanResult result{w, {}, {}};
   for (Method m : options.methods) {
-    if (options.on_progress) options.on_progress(fmt::format("planning {}", to_string(m)));
-    result.methods.emplace(m, run_method(w, emu, m, options, tail, transfers));
+    if (options.on_progress) options.on_progress(PlanProgress{m});
+    const auto& r =
+        result.methods.emplace(m, run_method(w, emu, m, options, tail, transfers)).first->second;
+    if (options.on_progress) {
+      PlanProgress done{m};
+      done.measurements = r.measurements;
+      done.measurements_reused = r.measurements_reused;
+      done.finished = true;
+      done.frontier_points = r.frontier.size();
+      done.profiling_gpu_hours = r.profiling_gpu_hours;
+      done.profiling_gpu_hours_reused = r.profiling_gpu_hours_reused;
+      options.on_progress(done);
+    }
   }
   const auto find = [&](Method m) -> const MethodResult* {
     auto it = result.methods.find(m);
@@ -338,6 +360,7 @@ Schedule make_schedule(const PlanResult& plan, Method method, const IterationPoi
       for (const auto& [key, c] : opt.configs) si.partitions[key] = {c.slot, c.sms};
       for (const auto& [key, c] : opt.recompute) si.recompute_partitions[key] = {c.slot, c.sms};
       for (MHz f : opt.step_clocks) si.step_clocks.push_back(MHz(std::round(f.value())));
+      si.predicted_time = opt.time;
       ss.instructions.push_back(std::move(si));
     }
     s.stages.push_back(std::move(ss));

@@ -45,7 +45,7 @@ std::map<std::string, PartitionLaunch> parse_partitions(const JsonValue& object)
 
 ScheduleInstruction parse_instruction(const JsonValue& json) {
   json.reject_unknown_keys({"microbatch", "direction", "clock_mhz", "execution", "partitions",
-                            "recompute_partitions", "step_clocks_mhz"});
+                            "recompute_partitions", "step_clocks_mhz", "predicted_time_s"});
   ScheduleInstruction in;
   in.microbatch = small_int(json.at("microbatch"), 0);
   in.direction = one_of(json.at("direction"), {"forward", "backward"});
@@ -56,6 +56,7 @@ ScheduleInstruction parse_instruction(const JsonValue& json) {
     if (in.direction != "backward") recompute->fail("only a backward instruction recomputes");
     in.recompute_partitions = parse_partitions(*recompute);
   }
+  if (auto t = json.find("predicted_time_s")) in.predicted_time = Seconds(t->as_positive_number());
   const bool has_partitions = !in.partitions.empty() || !in.recompute_partitions.empty();
   if (in.execution == "nanobatch" && in.partitions.empty()) {
     json.fail("a nanobatch instruction needs \"partitions\"");
@@ -101,7 +102,8 @@ int check_order(const JsonValue& instructions, const StageSchedule& stage) {
 }
 
 StageSchedule parse_stage(const JsonValue& json, int index) {
-  json.reject_unknown_keys({"stage", "instructions"});
+  // "summary" is derived from the instructions when written (stage_summary) and ignored here.
+  json.reject_unknown_keys({"stage", "summary", "instructions"});
   StageSchedule stage;
   stage.stage = small_int(json.at("stage"), 0);
   if (stage.stage != index)
@@ -179,37 +181,74 @@ void validate_schedule(const Schedule& schedule, std::string_view where) {
   parse_schedule(to_json(schedule), std::string(where));
 }
 
+namespace {
+
+using OrderedJson = nlohmann::ordered_json;
+
+// Per stage: how often the clock changes within one iteration (between instructions and between
+// steps) and, when every instruction carries its predicted time, the time spent at each clock.
+OrderedJson stage_summary(const StageSchedule& stage) {
+  std::size_t changes = 0;
+  std::optional<MHz> current;
+  bool timed = true;
+  std::map<std::int64_t, double> time_at;
+  for (const ScheduleInstruction& in : stage.instructions) {
+    std::vector<MHz> clocks = in.step_clocks;
+    if (clocks.empty()) clocks.push_back(in.clock);
+    for (MHz f : clocks) {
+      if (current && *current != f) ++changes;
+      current = f;
+    }
+    // A stepped instruction's time is not split by step, so its clocks' times are unknown.
+    if (!in.predicted_time || !in.step_clocks.empty()) timed = false;
+    if (timed) time_at[static_cast<std::int64_t>(in.clock.value())] += in.predicted_time->value();
+  }
+  OrderedJson out = {{"instructions", stage.instructions.size()}, {"clock_changes", changes}};
+  if (timed) {
+    OrderedJson at = OrderedJson::object();
+    for (const auto& [mhz, t] : time_at) at[std::to_string(mhz)] = t;
+    out["time_at_clock_s"] = std::move(at);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string to_json(const Schedule& s) {
-  Json stages = Json::array();
+  OrderedJson stages = OrderedJson::array();
   for (const StageSchedule& stage : s.stages) {
-    Json instructions = Json::array();
+    OrderedJson instructions = OrderedJson::array();
     for (const ScheduleInstruction& in : stage.instructions) {
-      Json j = {{"microbatch", in.microbatch},
-                {"direction", in.direction},
-                {"clock_mhz", static_cast<std::int64_t>(in.clock.value())},
-                {"execution", in.execution}};
+      OrderedJson j = {{"microbatch", in.microbatch},
+                       {"direction", in.direction},
+                       {"clock_mhz", static_cast<std::int64_t>(in.clock.value())},
+                       {"execution", in.execution}};
+      if (in.predicted_time) j["predicted_time_s"] = in.predicted_time->value();
       if (!in.partitions.empty()) j["partitions"] = partitions_json(in.partitions);
       if (!in.recompute_partitions.empty()) {
         j["recompute_partitions"] = partitions_json(in.recompute_partitions);
       }
       if (!in.step_clocks.empty()) {
-        Json steps = Json::array();
+        OrderedJson steps = OrderedJson::array();
         for (MHz f : in.step_clocks) steps.push_back(static_cast<std::int64_t>(f.value()));
         j["step_clocks_mhz"] = std::move(steps);
       }
       instructions.push_back(std::move(j));
     }
-    stages.push_back({{"stage", stage.stage}, {"instructions", std::move(instructions)}});
+    // The header first, so a reader sees which stage and what it does before its instructions.
+    stages.push_back({{"stage", stage.stage},
+                      {"summary", stage_summary(stage)},
+                      {"instructions", std::move(instructions)}});
   }
-  const Json root = {{"format_version", s.format_version},
-                     {"workload", s.workload},
-                     {"method", s.method},
-                     {"gpu", s.gpu},
-                     {"predicted",
-                      {{"iteration_time_s", s.predicted.iteration_time.value()},
-                       {"energy_j", s.predicted.energy.value()},
-                       {"dynamic_energy_j", s.predicted.dynamic_energy.value()}}},
-                     {"stages", std::move(stages)}};
+  const OrderedJson root = {{"format_version", s.format_version},
+                            {"method", s.method},
+                            {"gpu", s.gpu},
+                            {"workload", s.workload},
+                            {"predicted",
+                             {{"iteration_time_s", s.predicted.iteration_time.value()},
+                              {"energy_j", s.predicted.energy.value()},
+                              {"dynamic_energy_j", s.predicted.dynamic_energy.value()}}},
+                            {"stages", std::move(stages)}};
   return root.dump(2) + "\n";
 }
 

@@ -94,5 +94,28 @@ TEST(EnergyLensCli, RowsTheCataloguesCannotDescribeAreRefused) {
     testing::expect_rejected(kBinary, c);
 }
 
+// A raw public dataset where the canonical CSV belongs: the message names the import and its
+// --format instead of a missing column.
+TEST(EnergyLensCli, RawDatasetsAreSentToImportWithTheirFormat) {
+  const fs::path ml = fs::temp_directory_path() / "kareus_el_cli_raw_ml.csv";
+  std::ofstream(ml) << "workload,gpu,model,params_b,tp,pp,max_batch_reqs,energy_per_req_J,"
+                       "avg_output_tokens,avg_tpot_s,avg_power_all_gpus_W\n"
+                       "lm-arena-chat,H100,meta-llama/Llama-3.1-8B-Instruct,8,1,1,64,120,300,"
+                       "0.02,600\n";
+  const fs::path tpb = fs::temp_directory_path() / "kareus_el_cli_raw_tpb.csv";
+  std::ofstream(tpb) << "engine,model,batch_size_field,fn_output_len,duration_s,"
+                        "total_output_tokens,responses,gpu_avg_power_W,gpu_energy_J,"
+                        "per_gpu_power_W\n"
+                        "vllm,llama3-8b,8,256,10,2048,8,300,3000,gpu0=300\n";
+  for (const testing::BadInput& c : std::initializer_list<testing::BadInput>{
+           {"energylens evaluate --data " + ml.string(),
+            "a raw mlenergy-v2 dataset, not the canonical EnergyLens CSV: convert it first with "
+            "`kareus energylens import --format mlenergy-v2 " +
+                ml.string()},
+           {"energylens fit --data " + tpb.string(),
+            "`kareus energylens import --format tokenpowerbench " + tpb.string()}})
+    testing::expect_rejected(kBinary, c);
+}
+
 }  // namespace
 }  // namespace kareus

@@ -45,8 +45,24 @@ def run_two_ranks(tmp_path, name, schedule, nvml_log):
     return outputs
 
 
-def test_the_docs_have_both_examples():
-    assert set(examples()) == {"train_1f1b.py", "train_tp_nanobatch.py"}
+def test_the_docs_have_every_example():
+    assert set(examples()) == {"planning.py", "train_1f1b.py", "train_tp_nanobatch.py"}
+
+
+def test_planning_example(tmp_path):
+    """As written: it plans, selects by deadline and by energy budget, and saves a schedule."""
+    script = tmp_path / "planning.py"
+    script.write_text(examples()["planning.py"])
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    saved = kareus.load_schedule(str(tmp_path / "schedule.json"))
+    assert saved.method == "kareus"
+    assert (tmp_path / "measurements.sqlite").exists()
+
+
+def test_version_is_the_cli_version():
+    assert re.fullmatch(r"\d+\.\d+\.\d+", kareus.__version__)
 
 
 def test_plain_1f1b_example(tmp_path, clocks_schedule_path, schedule_document, nvml_log):

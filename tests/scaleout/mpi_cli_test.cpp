@@ -67,7 +67,9 @@ std::string read(const fs::path& path) {
 // resumed run also differs in what it reused.
 void drop_cost(Json& j, bool resumed) {
   if (j.is_object()) {
-    for (const char* key : {"profiling_gpu_hours", "gpu_hours", "db"}) j.erase(key);
+    for (const char* key : {"profiling_gpu_hours", "profiling_gpu_hours_reused", "gpu_hours",
+                            "gpu_hours_reused", "db"})
+      j.erase(key);
     if (resumed) j.erase("measurements_reused");
     for (auto& [key, value] : j.items()) drop_cost(value, resumed);
   } else if (j.is_array()) {

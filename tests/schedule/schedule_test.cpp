@@ -120,7 +120,7 @@ TEST(Schedule, FieldErrorsNameFileAndPointer) {
   EXPECT_EQ(error_after([](Json& d) { d["stages"][0]["instructions"][0]["clokc_mhz"] = 900; }),
             "s.json: /stages/0/instructions/0/clokc_mhz = 900: unknown field \"clokc_mhz\"; "
             "allowed: microbatch, direction, clock_mhz, execution, partitions, "
-            "recompute_partitions, step_clocks_mhz");
+            "recompute_partitions, step_clocks_mhz, predicted_time_s");
   EXPECT_EQ(error_after([](Json& d) { d["stages"][1]["stage"] = 0; }),
             "s.json: /stages/1/stage = 0: expected 1 (stages in order)");
 }

@@ -1,5 +1,6 @@
-// Progress reporting on stderr: a redrawn bar on a terminal, plain lines (at most one per 10 %)
-// otherwise, nothing when quiet. stdout stays clean for tables and --json documents.
+// Progress reporting on stderr: a line redrawn in place on a terminal (count, rate, ETA), a line
+// per quarter otherwise, then one line saying what was done; nothing when quiet. stdout stays clean
+// for tables and --json documents.
 #pragma once
 
 #include <chrono>
@@ -15,7 +16,7 @@ class Progress {
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
 
-  // Sets the number of steps done and an optional status text ("HV 0.93, 0.41 GPU-h").
+  // Sets the number of steps done and an optional status text ("0.41 GPU-h").
   void update(std::size_t done, const std::string& status = "");
   void finish(const std::string& status = "");
 
@@ -28,7 +29,7 @@ class Progress {
   bool enabled_;
   bool tty_;
   bool finished_ = false;
-  int last_decile_ = -1;
+  int last_quarter_ = 0;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_draw_;
 };

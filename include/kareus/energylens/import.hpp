@@ -4,10 +4,12 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "kareus/core/csv.hpp"
 #include "kareus/energylens/dataset.hpp"
 
 namespace kareus::energylens {
@@ -15,6 +17,11 @@ namespace kareus::energylens {
 enum class ImportFormat { kMlenergyV2, kTokenpowerbench };
 
 ImportFormat parse_import_format(std::string_view text);
+const char* to_string(ImportFormat format);
+
+// The public dataset whose columns `table` has, if any: a raw file given where the canonical CSV
+// belongs gets a message naming the import that converts it.
+std::optional<ImportFormat> raw_format_of(const CsvTable& table);
 
 struct ImportResult {
   Dataset data;

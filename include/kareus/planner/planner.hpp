@@ -14,6 +14,7 @@
 #include "kareus/frontier/pipeline_solver.hpp"
 #include "kareus/planner/composition.hpp"
 #include "kareus/planner/partition_clocks.hpp"
+#include "kareus/planner/progress.hpp"
 #include "kareus/schedule/schedule.hpp"
 #include "kareus/search/search.hpp"
 #include "kareus/store/store.hpp"
@@ -42,7 +43,11 @@ struct MethodResult {
   std::vector<OptionSet> option_sets;  // per (stage, direction): index 2 * stage + (backward)
   std::size_t measurements = 0;        // partition measurements taken + reused
   std::size_t measurements_reused = 0;
-  double profiling_gpu_hours = 0;  // what the measurements would cost on real GPUs
+  // What obtaining the method's inputs costs on real GPUs, measurements the store answered
+  // included (a method's cost does not fall because an earlier run paid it) ...
+  double profiling_gpu_hours = 0;
+  // ... and the part of it those reused measurements cost when they were taken.
+  double profiling_gpu_hours_reused = 0;
   // Kareus methods: each partition key's search result the options were composed from.
   KeyFrontiers key_frontiers;
 
@@ -73,8 +78,8 @@ struct PlanOptions {
   // Kareus methods only: one clock per instruction (the paper) or per partition, with switches.
   ClockGranularity clock_granularity = ClockGranularity::kInstruction;
   PartitionClockOptions partition_clocks;
-  // Progress lines ("searching fwd_attn 120/224 ...") for a terminal.
-  std::function<void(const std::string&)> on_progress;
+  // Called as each method's searches advance and once when each method is done.
+  std::function<void(const PlanProgress&)> on_progress;
   // Empty: default_executor. Scale-out passes one that spreads each batch over MPI ranks.
   ExecutorFactory make_executor;
   // Kareus methods: a measurement cap per partition key, on top of the strategy's own (the search

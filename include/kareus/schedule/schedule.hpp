@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,9 @@ struct ScheduleInstruction {
   // Optional, nanobatch only (`kareus plan --clock-granularity partition`): the clock of every
   // step of the instruction in run order, the first equal to `clock`; empty: `clock` throughout.
   std::vector<MHz> step_clocks;
+  // Optional: the planner's predicted time of the instruction, from which each stage's summary
+  // gives the time spent at each clock.
+  std::optional<Seconds> predicted_time;
   bool operator==(const ScheduleInstruction&) const = default;
 };
 

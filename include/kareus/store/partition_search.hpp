@@ -40,6 +40,9 @@ struct PartitionSearchResult {
   std::vector<PartitionPoint> frontier;
   std::vector<PartitionPoint> frontier_dynamic;
   search::SearchSummary summary;
+  // GPU-hours the store's answers cost when they were measured: what this search would cost on
+  // its own, less summary.gpu_hours.
+  double reused_gpu_hours = 0;
 };
 
 // The store scope of a partition: GPU, executor, the workload's partition shape (model, TP, CP,
