@@ -30,10 +30,11 @@ void register_report_command(CLI::App& app) {
     const std::filesystem::path html = f->out.empty()
                                            ? std::filesystem::path(f->plan) / "report.html"
                                            : std::filesystem::path(f->out);
-    // The user's plan folder is checked first (a wrong --plan is named as such, not as a bad
-    // default --out inside it), then the page's path, then the installation's chart library.
+    // The user's paths before the installation's chart library; a default page inside --plan
+    // is checked after the folder, so a wrong --plan is named as such.
+    if (!f->out.empty()) check_output_file(html, "command line", "--out");
     const Json data = report::plan_page_data(f->plan);
-    check_output_file(html, "command line", "--out");
+    if (f->out.empty()) check_output_file(html, "command line", "--plan");
     const auto library = report::ChartLibrary::load(report::ChartLibrary::default_dir());
     write_file_atomically(html, report::plan_report_html(data, library));
     std::cout << fmt::format("wrote {}\n", html.string());
