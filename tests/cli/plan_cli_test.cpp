@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "common/run_cli.hpp"
+#include "common/scratch_dir.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/schedule/schedule.hpp"
 
@@ -13,12 +14,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kTmp = fs::temp_directory_path() / ("kareus_plan_cli_" + std::to_string(::getpid()));
-
-// Defined after kTmp, so destroyed before it.
-struct RemoveTmpAtExit {
-  ~RemoveTmpAtExit() { fs::remove_all(kTmp); }
-} remove_tmp_at_exit;
+const testing::ScratchDir kScratch("kareus_plan_cli");
+const fs::path& kTmp = kScratch.path();
 
 // The paper's first configuration with half the microbatches, to keep the test short.
 std::string plan_args(const std::string& extra) {

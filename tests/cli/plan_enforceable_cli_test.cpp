@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "common/run_cli.hpp"
+#include "common/scratch_dir.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/schedule/schedule.hpp"
 
@@ -13,12 +14,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kTmp =
-    fs::temp_directory_path() / ("kareus_plan_enforceable_" + std::to_string(::getpid()));
-
-struct RemoveTmpAtExit {
-  ~RemoveTmpAtExit() { fs::remove_all(kTmp); }
-} remove_tmp_at_exit;
+const testing::ScratchDir kScratch("kareus_plan_enforceable");
+const fs::path& kTmp = kScratch.path();
 
 testing::CliRun plan(const std::string& extra) {
   fs::create_directories(kTmp);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/run_cli.hpp"
+#include "common/scratch_dir.hpp"
 #include "kareus/core/json.hpp"
 
 namespace kareus {
@@ -14,12 +15,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kTmp =
-    fs::temp_directory_path() / ("kareus_plan_output_cli_" + std::to_string(::getpid()));
-
-struct RemoveTmpAtExit {
-  ~RemoveTmpAtExit() { fs::remove_all(kTmp); }
-} remove_tmp_at_exit;
+const testing::ScratchDir kScratch("kareus_plan_readout_cli");
+const fs::path& kTmp = kScratch.path();
 
 testing::CliRun plan(const std::string& store, const std::string& extra) {
   fs::create_directories(kTmp);

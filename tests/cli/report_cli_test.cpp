@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "common/run_cli.hpp"
+#include "common/scratch_dir.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/schedule/schedule.hpp"
 
@@ -16,14 +17,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kTmp =
-    fs::temp_directory_path() / ("kareus_report_cli_" + std::to_string(::getpid()));
+const testing::ScratchDir kScratch("kareus_report_cli");
+const fs::path& kTmp = kScratch.path();
 // Kept after the test for a person to look at.
 const fs::path kShots = fs::path(KAREUS_TEST_BINARY_DIR) / "report-test";
-
-struct RemoveTmpAtExit {
-  ~RemoveTmpAtExit() { fs::remove_all(kTmp); }
-} remove_tmp_at_exit;
 
 std::string read(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

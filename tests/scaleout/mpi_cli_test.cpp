@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/run_cli.hpp"
+#include "common/scratch_dir.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
 
@@ -18,13 +19,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kTmp =
-    fs::temp_directory_path() / ("kareus_scaleout_test_" + std::to_string(::getpid()));
-
-// Defined after kTmp, so destroyed before it.
-struct RemoveTmpAtExit {
-  ~RemoveTmpAtExit() { fs::remove_all(kTmp); }
-} remove_tmp_at_exit;
+const testing::ScratchDir kScratch("kareus_scaleout_test");
+const fs::path& kTmp = kScratch.path();
 
 // OpenMPI refuses to start as root (CI containers) without both variables.
 const bool kRootAllowed = [] {

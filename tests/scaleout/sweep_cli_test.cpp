@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/run_cli.hpp"
+#include "common/scratch_dir.hpp"
 #include "kareus/core/json.hpp"
 
 namespace kareus {
@@ -15,12 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kTmp =
-    fs::temp_directory_path() / ("kareus_sweep_test_" + std::to_string(::getpid()));
-
-struct RemoveTmpAtExit {
-  ~RemoveTmpAtExit() { fs::remove_all(kTmp); }
-} remove_tmp_at_exit;
+const testing::ScratchDir kScratch("kareus_sweep_test");
+const fs::path& kTmp = kScratch.path();
 
 void write_workload(const fs::path& path, const std::string& model, int microbatches = 4) {
   fs::create_directories(path.parent_path());

@@ -31,10 +31,15 @@ def case(name, args, expect, files=None, values=None):
     cases.append(c)
 
 
+def mutated(document, mutate):
+    """JSON text of a deep copy of `document` after `mutate` changed it in place."""
+    copy = json.loads(json.dumps(document))
+    mutate(copy)
+    return json.dumps(copy)
+
+
 def workload_with(mutate):
-    w = json.loads(json.dumps(WORKLOAD))
-    mutate(w)
-    return json.dumps(w)
+    return mutated(WORKLOAD, mutate)
 
 
 # Numeric flags: text that is no number, out of range, nan, wrapped, octal or hex.
@@ -254,9 +259,7 @@ with open(os.path.join(os.path.dirname(__file__), "..", "runtime", "two_stages.j
 
 
 def schedule_with(mutate):
-    s = json.loads(json.dumps(SCHEDULE))
-    mutate(s)
-    return json.dumps(s)
+    return mutated(SCHEDULE, mutate)
 
 
 sched_bad = {
@@ -318,9 +321,7 @@ with open(MODEL_FILE) as f:
 
 
 def model_with(mutate):
-    m = json.loads(json.dumps(MODEL))
-    mutate(m)
-    return json.dumps(m)
+    return mutated(MODEL, mutate)
 
 
 model_bad = {
