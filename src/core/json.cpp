@@ -241,27 +241,36 @@ JsonDocument JsonDocument::load_file(const std::filesystem::path& path) {
 }
 
 JsonDocument JsonDocument::parse(std::string_view text, std::string source_name) {
-  JsonDocument doc;
-  doc.source_ = std::make_shared<const std::string>(std::move(source_name));
   if (const auto at = too_deep_at(text)) {
     throw Error(fmt::format("{}: malformed JSON at byte {}: nested deeper than {} levels",
-                            *doc.source_, *at + 1, kMaxNesting));
+                            source_name, *at + 1, kMaxNesting));
   }
+  // The tree and its source name share one owner; every JsonValue holds it through the source
+  // pointer, so a value outlives its document (`JsonDocument::load_file(p).root()` is safe).
+  struct Parsed {
+    Json json;
+    std::string source;
+  };
+  auto parsed = std::make_shared<Parsed>();
+  parsed->source = std::move(source_name);
   try {
     DuplicateKeyCheck check;
-    doc.json_ = std::make_shared<const Json>(Json::parse(text, std::ref(check)));
+    parsed->json = Json::parse(text, std::ref(check));
     if (check.duplicate()) {
       throw Error(fmt::format("{}: key \"{}\" appears twice in one object: give each key once",
-                              *doc.source_, *check.duplicate()));
+                              parsed->source, *check.duplicate()));
     }
   } catch (const Json::parse_error& e) {
-    throw Error(fmt::format("{}: malformed JSON at byte {}: {}", *doc.source_, e.byte,
+    throw Error(fmt::format("{}: malformed JSON at byte {}: {}", parsed->source, e.byte,
                             std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));
   } catch (const Json::exception& e) {
     // A number beyond double range (1e400) is an out_of_range error, not a parse_error.
-    throw Error(fmt::format("{}: malformed JSON: {} (numbers must fit in a double)", *doc.source_,
+    throw Error(fmt::format("{}: malformed JSON: {} (numbers must fit in a double)", parsed->source,
                             message_of(e)));
   }
+  JsonDocument doc;
+  doc.json_ = std::shared_ptr<const Json>(parsed, &parsed->json);
+  doc.source_ = std::shared_ptr<const std::string>(parsed, &parsed->source);
   return doc;
 }
 

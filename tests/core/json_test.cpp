@@ -48,6 +48,15 @@ TEST(Json, OverflowAndDeepNestingAreMalformedTextNotCrashes) {
   EXPECT_EQ(JsonDocument::parse(brackets, "s.json").root().at(0).as_string().size(), 301u);
 }
 
+TEST(Json, AValueOutlivesItsDocument) {
+  // The document is a temporary that ends with the statement; the value must keep its tree
+  // (a use after free here is caught by `make sanitize`, which runs this test under ASan).
+  const JsonValue root = JsonDocument::parse(R"({"a": 7, "b": [1, 2]})", "t.json").root();
+  EXPECT_EQ(root.integer("a"), 7);
+  EXPECT_EQ(root.source(), "t.json");
+  EXPECT_THROW(root.integer("c"), Error);
+}
+
 TEST(Json, DefaultsApplyOnlyWhenAbsent) {
   auto doc = JsonDocument::parse(R"({"a": 3})", "d.json");
   EXPECT_EQ(doc.root().integer_or("a", 7), 3);

@@ -76,7 +76,7 @@ class JsonValue {
   std::string pointer_;
 };
 
-// Owns a parsed document; root() views it.
+// Owns a parsed document; root() views it, and every view keeps the document alive.
 class JsonDocument {
  public:
   static JsonDocument load_file(const std::filesystem::path& path);
