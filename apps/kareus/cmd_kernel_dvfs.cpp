@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "deprecated_alias.hpp"
 #include "flag_checks.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/hardware/gpu_spec.hpp"
@@ -78,8 +79,8 @@ Input read_input(const KernelDvfsFlags& flags, bool gpu_given) {
   const int inputs = !flags.profile.empty() + !flags.trace.empty() + model;
   if (inputs != 1)
     throw Error(
-        "kernel-dvfs: give exactly one input: --profile FILE.csv, --trace FILE.json "
-        "--trace-clock-mhz F --gpu NAME, or --model NAME --gpu NAME [--layers N]");
+        "kernel-dvfs: give exactly one input: --kernel-profile FILE.csv, --trace FILE.json "
+        "--trace-clock F --gpu NAME, or --model NAME --gpu NAME [--layers N]");
   Input in;
   if (!flags.profile.empty()) {
     if (gpu_given) in.gpu = load_gpu(flags.workload.gpu);
@@ -89,7 +90,7 @@ Input read_input(const KernelDvfsFlags& flags, bool gpu_given) {
   } else if (!flags.trace.empty()) {
     if (!gpu_given) throw Error("kernel-dvfs: --trace needs --gpu, the GPU the trace ran on");
     if (flags.trace_clock_mhz <= 0)
-      throw Error("kernel-dvfs: --trace needs --trace-clock-mhz, the clock it was recorded at");
+      throw Error("kernel-dvfs: --trace needs --trace-clock, the clock it was recorded at");
     in.gpu = load_gpu(flags.workload.gpu);
     in.sequence = scale_trace(load_torch_trace(flags.trace), MHz(flags.trace_clock_mhz), *in.gpu,
                               planning_clocks(*in.gpu));
@@ -173,13 +174,18 @@ void register_kernel_dvfs_command(CLI::App& app) {
       "kernel-dvfs",
       "Choose the GPU clock per kernel to minimise energy under a slowdown bound "
       "(docs/kernel-dvfs.md)");
-  cmd->add_option("--profile", flags->profile,
-                  "Measured profile CSV: kernel,clock_mhz,time_s,energy_j[,pass]")
-      ->check(CLI::ExistingFile);
+  auto* profile =
+      cmd->add_option("--kernel-profile", flags->profile,
+                      "Measured per-kernel CSV: kernel,clock_mhz,time_s,energy_j[,pass]");
+  profile->check(CLI::ExistingFile);
+  add_deprecated_alias(cmd, profile, "--profile", flags->profile)->check(CLI::ExistingFile);
   cmd->add_option("--trace", flags->trace,
-                  "torch.profiler Chrome trace JSON, recorded at --trace-clock-mhz on --gpu")
+                  "torch.profiler Chrome trace JSON, recorded at --trace-clock on --gpu")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--trace-clock-mhz", flags->trace_clock_mhz, "SM clock the trace ran at")
+  auto* trace_clock =
+      cmd->add_option("--trace-clock", flags->trace_clock_mhz, "SM clock (MHz) the trace ran at");
+  trace_clock->check(positive_number());
+  add_deprecated_alias(cmd, trace_clock, "--trace-clock-mhz", flags->trace_clock_mhz)
       ->check(positive_number());
   flags->workload.add_to(*cmd);
   // The study's work grows with kernels x time bins; 1024 layers is several times the deepest

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "deprecated_alias.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/core/table.hpp"
@@ -111,10 +112,10 @@ void register_pipeline_solve_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "pipeline-solve",
       "Iteration time-energy frontier of a per-stage profile (Perseus format), synchronous 1F1B");
-  cmd->add_option("--profile", flags->profile,
-                  "CSV with stage,instruction,frequency,time,energy (one row per stage x "
-                  "forward/backward x clock)")
-      ->required();
+  auto* profile = cmd->add_option("--stage-profile", flags->profile,
+                                  "CSV with stage,instruction,frequency,time,energy (one row per "
+                                  "stage x forward/backward x clock)");
+  add_deprecated_alias(cmd, profile, "--profile", flags->profile);
   cmd->add_option("--microbatches", flags->microbatches, "Microbatches per iteration")->required();
   cmd->add_option("--p-blocking", flags->p_blocking_w,
                   "Power (W) of a GPU that idles or blocks on P2P")
@@ -128,6 +129,8 @@ void register_pipeline_solve_command(CLI::App& app) {
   cmd->add_flag("--plan", flags->plan, "Also print every instruction's clock per point");
   cmd->add_flag("--json", flags->json, "Print one JSON document");
   cmd->callback([flags] {
+    if (flags->profile.empty())
+      throw Error("kareus pipeline-solve: --stage-profile is required: a per-stage profile CSV");
     require(flags->microbatches >= 1, "command line", "--microbatches",
             std::to_string(flags->microbatches), "must be at least 1");
     require(flags->p_blocking_w >= 0, "command line", "--p-blocking",

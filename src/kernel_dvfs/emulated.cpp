@@ -101,7 +101,7 @@ KernelSequence scale_trace(const TorchTrace& trace, MHz recorded, const GpuSpec&
                            std::vector<MHz> clocks) {
   if (!gpu.supports_clock(recorded))
     throw Error::invalid(
-        trace.source, "--trace-clock-mhz", format_number(recorded.value()),
+        trace.source, "--trace-clock", format_number(recorded.value()),
         fmt::format("unknown clock; {} supports {}-{} MHz in steps of {} MHz", gpu.name,
                     gpu.clock_min.value(), gpu.clock_max.value(), gpu.clock_step.value()));
   // The measured clock is always a candidate, so the plan can keep what was measured.

@@ -29,7 +29,7 @@ std::string write_profile(const std::string& name, const std::string& text) {
 
 TEST(PipelineSolveCli, RealProfileFrontierRunsFromLeastEnergyToFastest) {
   const auto r =
-      run("--profile '" + kProfile + "' --microbatches 8 --p-blocking 70.38 --plan --json");
+      run("--stage-profile '" + kProfile + "' --microbatches 8 --p-blocking 70.38 --plan --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto document = JsonDocument::parse(r.out, "stdout");
   const auto doc = document.root();
@@ -61,7 +61,7 @@ TEST(PipelineSolveCli, RealProfileFrontierRunsFromLeastEnergyToFastest) {
 }
 
 TEST(PipelineSolveCli, TextOutputHasATable) {
-  const auto r = run("--profile '" + kProfile + "' --microbatches 4 --p-blocking 70.38");
+  const auto r = run("--stage-profile '" + kProfile + "' --microbatches 4 --p-blocking 70.38");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("8 stages, 4 microbatches"), std::string::npos);
   EXPECT_NE(r.out.find("energy (J)"), std::string::npos);
@@ -79,7 +79,7 @@ TEST(PipelineSolveCli, RejectsBadProfilesNamingFileLineAndColumn) {
   const std::string header = "stage,instruction,frequency,time,energy\n";
   const std::string good = "0,forward,1000,0.1,10\n0,backward,1000,0.2,20\n";
   const auto flags = [](const std::string& path) {
-    return "--profile " + path + " --microbatches 4 --p-blocking 70";
+    return "--stage-profile " + path + " --microbatches 4 --p-blocking 70";
   };
   expect_rejected(
       flags(write_profile("k_missing.csv", "stage,instruction,frequency,time\n0,forward,1,1\n")),
@@ -99,13 +99,25 @@ TEST(PipelineSolveCli, RejectsBadProfilesNamingFileLineAndColumn) {
   expect_rejected(flags(write_profile("k_dup.csv", header + good + "0,FORWARD,1000,0.3,1\n")),
                   {"k_dup.csv:4", "column 'frequency' = 1000", "line 2"});
   const auto ok = write_profile("k_ok.csv", header + good);
-  expect_rejected("--profile " + ok + " --microbatches 0 --p-blocking 70",
+  expect_rejected("--stage-profile " + ok + " --microbatches 0 --p-blocking 70",
                   {"--microbatches = 0", "at least 1"});
-  expect_rejected("--profile " + ok + " --microbatches 2 --p-blocking -1",
+  expect_rejected("--stage-profile " + ok + " --microbatches 2 --p-blocking -1",
                   {"--p-blocking = -1", ">= 0"});
-  expect_rejected("--profile /nonexistent/p.csv --microbatches 2 --p-blocking 1",
+  expect_rejected("--stage-profile /nonexistent/p.csv --microbatches 2 --p-blocking 1",
                   {"/nonexistent/p.csv"});
-  EXPECT_EQ(run("--profile " + ok + " --microbatches 2 --p-blocking 1 --json").exit_code, 0);
+  EXPECT_EQ(run("--stage-profile " + ok + " --microbatches 2 --p-blocking 1 --json").exit_code, 0);
+  expect_rejected("--microbatches 2 --p-blocking 1", {"--stage-profile is required"});
+}
+
+TEST(PipelineSolveCli, OldProfileFlagStillWorksAndSaysItsNewName) {
+  const auto renamed = run("--profile '" + kProfile + "' --microbatches 4 --p-blocking 70.38");
+  const auto current =
+      run("--stage-profile '" + kProfile + "' --microbatches 4 --p-blocking 70.38");
+  ASSERT_EQ(renamed.exit_code, 0) << renamed.err;
+  EXPECT_EQ(renamed.out, current.out);
+  EXPECT_NE(renamed.err.find("--profile is deprecated"), std::string::npos) << renamed.err;
+  EXPECT_NE(renamed.err.find("use --stage-profile"), std::string::npos) << renamed.err;
+  EXPECT_EQ(current.err.find("deprecated"), std::string::npos) << current.err;
 }
 
 // Each min-cut step shortens the iteration by one time unit, so the step count is bounded up front
@@ -114,13 +126,13 @@ TEST(PipelineSolveCli, RefusesMoreStepsThanTheBoundInsteadOfRunning) {
   const std::string header = "stage,instruction,frequency,time,energy\n";
   const auto huge = write_profile(
       "k_huge.csv", header + "0,forward,1000,1e308,10\n" + "0,backward,1000,0.2,20\n");
-  expect_rejected("--profile " + huge + " --microbatches 1 --p-blocking 70",
+  expect_rejected("--stage-profile " + huge + " --microbatches 1 --p-blocking 70",
                   {"k_huge.csv", "time = 1e+308 s", "at most 1000000 time units"});
   expect_rejected(
-      "--profile '" + kProfile + "' --microbatches 8 --p-blocking 70 --unit-time-ms 1e-9",
+      "--stage-profile '" + kProfile + "' --microbatches 8 --p-blocking 70 --unit-time-ms 1e-9",
       {"gpt3-175b+a40_bf16.csv", "at most 1000000 time units"});
   // 100,000 microbatches of about 0.4 s: 4e7 units of 1 ms.
-  expect_rejected("--profile '" + kProfile + "' --microbatches 100000 --p-blocking 70",
+  expect_rejected("--stage-profile '" + kProfile + "' --microbatches 100000 --p-blocking 70",
                   {"gpt3-175b+a40_bf16.csv", "least-energy iteration time", "coarser time unit"});
 }
 
@@ -129,8 +141,8 @@ TEST(PipelineSolveCli, RefusesMoreStepsThanTheBoundInsteadOfRunning) {
 // default (Perseus's convention).
 TEST(PipelineSolveCli, TransfersLengthenEveryPathBetweenStages) {
   const auto fastest = [](const std::string& extra) {
-    const auto r =
-        run("--profile '" + kProfile + "' --microbatches 4 --p-blocking 70.38 --json " + extra);
+    const auto r = run("--stage-profile '" + kProfile +
+                       "' --microbatches 4 --p-blocking 70.38 --json " + extra);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     const auto document = JsonDocument::parse(r.out, "stdout");
     const auto frontier = document.root().at("frontier");
@@ -139,8 +151,9 @@ TEST(PipelineSolveCli, TransfersLengthenEveryPathBetweenStages) {
   const double without = fastest("");
   EXPECT_DOUBLE_EQ(fastest("--transfer-ms 0"), without);
   EXPECT_GE(fastest("--transfer-ms 5"), without + 14 * 0.005 - 1e-9);
-  expect_rejected("--profile '" + kProfile + "' --microbatches 4 --p-blocking 70 --transfer-ms -1",
-                  {"--transfer-ms = -1", ">= 0"});
+  expect_rejected(
+      "--stage-profile '" + kProfile + "' --microbatches 4 --p-blocking 70 --transfer-ms -1",
+      {"--transfer-ms = -1", ">= 0"});
 }
 
 }  // namespace

@@ -179,7 +179,7 @@ case("plan_workload", "plan --workload {dir}/w.json --db {dir}/m.db", "w.json",
 case("plan_noise", f"plan {W} --db {{dir}}/m.db --noise nan", "nan")
 
 # kernel-dvfs: flags.
-KD = "kernel-dvfs --profile {dir}/p.csv"
+KD = "kernel-dvfs --kernel-profile {dir}/p.csv"
 PF = {"p.csv": PROFILE}
 case("kdvfs_layers", "kernel-dvfs --model llama3.2-3b --gpu a100-sxm4-40gb --layers {v}",
      ["--layers", "{v}"], values=["0", "-1", "100000", "nan", "2.5"])
@@ -187,7 +187,7 @@ for flag in ["--switch-latency-ms", "--switch-power-w", "--min-dwell-ms", "--pow
     case(f"kdvfs{flag.replace('-', '_')}", KD + f" {flag} {{v}}", [flag, "{v}"], files=PF,
          values=["nan", "-1", "inf"])
 case("kdvfs_trace_clock", "kernel-dvfs --trace {data}/kernel_dvfs/gpt_layer_trace.json "
-     "--gpu rtx3080ti --trace-clock-mhz {v}", ["--trace-clock-mhz", "{v}"],
+     "--gpu rtx3080ti --trace-clock {v}", ["--trace-clock", "{v}"],
      values=["nan", "0", "-1"])
 case("kdvfs_time_bins", KD + " --time-bins {v}", ["--time-bins", "{v}"], files=PF,
      values=["0", "-1", "10000000"])
@@ -209,7 +209,7 @@ prof_bad = {
 }
 for name, content in prof_bad.items():
     case(f"kdvfs_profile_{name}", KD, "p.csv", files={"p.csv": content})
-case("kdvfs_profile_folder", "kernel-dvfs --profile {dir}", "--profile")
+case("kdvfs_profile_folder", "kernel-dvfs --kernel-profile {dir}", "--kernel-profile")
 # kernel-dvfs: torch trace.
 trace_bad = {
     "malformed": '{"traceEvents": [',
@@ -222,7 +222,7 @@ trace_bad = {
 }
 for name, content in trace_bad.items():
     case(f"kdvfs_trace_{name}", "kernel-dvfs --trace {dir}/t.json --gpu rtx3080ti "
-         "--trace-clock-mhz 1800", "t.json", files={"t.json": content})
+         "--trace-clock 1800", "t.json", files={"t.json": content})
 # kernel-dvfs: switch-latency CSV.
 case("kdvfs_switch_csv_columns", KD + " --switch-latency-csv {dir}/l.csv", "l.csv",
      files={"p.csv": PROFILE, "l.csv": "from,to,ms\n1005,1410,20\n"})
@@ -230,11 +230,11 @@ case("kdvfs_switch_csv_negative", KD + " --switch-latency-csv {dir}/l.csv", "l.c
      files={"p.csv": PROFILE, "l.csv": "from_mhz,to_mhz,latency_ms\n1005,1410,-20\n"})
 
 # pipeline-solve: flags and Perseus profile.
-PS = "pipeline-solve --profile {dir}/s.csv --microbatches 4 --p-blocking 60"
+PS = "pipeline-solve --stage-profile {dir}/s.csv --microbatches 4 --p-blocking 60"
 SF = {"s.csv": STAGES}
-case("psolve_microbatches", "pipeline-solve --profile {dir}/s.csv --microbatches {v} "
+case("psolve_microbatches", "pipeline-solve --stage-profile {dir}/s.csv --microbatches {v} "
      "--p-blocking 60", "{v}", files=SF, values=["0", "-1", "x", "4294967297"])
-case("psolve_p_blocking", "pipeline-solve --profile {dir}/s.csv --microbatches 4 "
+case("psolve_p_blocking", "pipeline-solve --stage-profile {dir}/s.csv --microbatches 4 "
      "--p-blocking {v}", "{v}", files=SF, values=["nan", "-60", "inf"])
 case("psolve_unit_time", PS + " --unit-time-ms {v}", "{v}", files=SF,
      values=["0", "nan", "-1"])
