@@ -418,7 +418,14 @@ void add_discover(CLI::App& parent) {
     }
     Json vars = Json::array();
     for (auto v : r.variables) vars.push_back(std::string(el::var_name(v)));
-    emit(*json ? Json{{"variables", vars}, {"front", front}}.dump(2) + "\n" : t.render());
+    const el::RecoveryVerdict& v = r.recovery;
+    const Json recovery{{"recovered", v.recovered},
+                        {"closed_form_rms", v.closed_form_rms},
+                        {"expression_rms", v.expression_rms},
+                        {"disagreement", v.disagreement},
+                        {"verdict", v.line}};
+    emit(*json ? Json{{"variables", vars}, {"front", front}, {"recovery", recovery}}.dump(2) + "\n"
+               : t.render() + "\nHand-written form: " + v.line + "\n");
   });
 }
 
