@@ -42,6 +42,7 @@ struct FitArgs {
   std::string scale_by = "model,gpu";
   std::string descriptors = "on";
   std::string parallel_terms = "off";
+  std::string kv_term = "on";
 
   void add(CLI::App* cmd) {
     cmd->add_option("--loss", loss, "relative (mean squared relative error) or log");
@@ -59,6 +60,10 @@ struct FitArgs {
                     "on: fit the TP all-reduce, pipeline-bubble and idle-replica terms; off: the "
                     "paper's form (TP and PP exponents and per-degree overheads only)")
         ->check(CLI::IsMember({"on", "off"}));
+    cmd->add_option("--kv-term", kv_term,
+                    "on: fit the context term (KV cache read per decode step, out x (in + out/2)); "
+                    "off: the paper's form")
+        ->check(CLI::IsMember({"on", "off"}));
   }
   el::FitOptions options() const {
     el::FitOptions o;
@@ -68,6 +73,7 @@ struct FitArgs {
     o.scale_by = el::parse_scale_by(scale_by);
     o.descriptors = descriptors == "on";
     o.parallel_terms = parallel_terms == "on";
+    o.kv_term = kv_term == "on";
     return o;
   }
 };
@@ -418,7 +424,14 @@ void add_discover(CLI::App& parent) {
     }
     Json vars = Json::array();
     for (auto v : r.variables) vars.push_back(std::string(el::var_name(v)));
-    emit(*json ? Json{{"variables", vars}, {"front", front}}.dump(2) + "\n" : t.render());
+    const el::RecoveryVerdict& v = r.recovery;
+    const Json recovery{{"recovered", v.recovered},
+                        {"closed_form_rms", v.closed_form_rms},
+                        {"expression_rms", v.expression_rms},
+                        {"disagreement", v.disagreement},
+                        {"verdict", v.line}};
+    emit(*json ? Json{{"variables", vars}, {"front", front}, {"recovery", recovery}}.dump(2) + "\n"
+               : t.render() + "\nVerdict: " + v.line + "\n");
   });
 }
 

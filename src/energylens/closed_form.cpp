@@ -29,6 +29,9 @@ const std::array<ParamInfo, kParams>& parameter_info() {
        1e9, true},
       {"c_dp", "idle replica energy (J per output token per extra replica per unit sigma)", 0.0,
        1e9, true},
+      // Ours: the KV cache each decode step reads; not amortised over the batch.
+      {"c_kv", "context energy (J per output token per token of context before it)", 0.0, 1e9,
+       true},
   }};
   return info;
 }
@@ -61,15 +64,19 @@ double phase(const Params& p, std::size_t first, double tokens, const Features& 
   return term;
 }
 
-// Per-unit values of the linear parallelism and overhead terms, in the order d1, d2, c_tp, c_pp,
-// c_dp. TP all-reduces every token it processes (prompt and output); bubbles and idle replicas
-// cost per decode step, i.e. per output token.
-std::array<double, 5> linear_units(const Features& x) {
-  return {x.tp, x.pp, (x.input_tokens + x.output_tokens) * (x.tp - 1.0) * x.tp_comm_ratio,
+// Per-unit values of the linear parallelism, overhead and KV terms, in the order d1, d2, c_tp,
+// c_pp, c_dp, c_kv. TP all-reduces every token it processes (prompt and output); bubbles and
+// idle replicas cost per decode step, i.e. per output token; decode step t reads the KV cache of
+// the in + t tokens before it, out x (in + out / 2) in all, whatever the batch.
+std::array<double, 6> linear_units(const Features& x) {
+  return {x.tp,
+          x.pp,
+          (x.input_tokens + x.output_tokens) * (x.tp - 1.0) * x.tp_comm_ratio,
           x.output_tokens * (x.pp - 1.0) * x.idle_power_share,
-          x.output_tokens * (x.dp - 1.0) * x.idle_power_share};
+          x.output_tokens * (x.dp - 1.0) * x.idle_power_share,
+          x.output_tokens * (x.input_tokens + 0.5 * x.output_tokens)};
 }
-constexpr std::array<std::size_t, 5> kLinearTail = {d1, d2, c_tp, c_pp, c_dp};
+constexpr std::array<std::size_t, 6> kLinearTail = {d1, d2, c_tp, c_pp, c_dp, c_kv};
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include "kareus/core/progress.hpp"
 #include "kareus/core/rng.hpp"
 #include "kareus/energylens/descriptors.hpp"
+#include "kareus/energylens/recovery.hpp"
 #include "scaled_loss.hpp"
 
 namespace kareus::energylens {
@@ -455,6 +456,7 @@ DiscoverResult discover(const Dataset& dataset, const DiscoverOptions& options) 
       result.front.push_back(std::move(m));
     }
   }
+  result.recovery = compare_with_closed_form(described, result, options);
   return result;
 }
 

@@ -18,6 +18,9 @@ Params random_params(Rng& rng) {
     const double lo = std::max(info[k].lower, -1.5), hi = std::min(info[k].upper, 3.0);
     p[k] = rng.uniform(lo + 0.05, hi);
   }
+  // J per output token per context token: far below a per-token energy, else the context term
+  // (up to 2000 x 3000 units here) swamps the rest and the differences lose their precision.
+  p[c_kv] *= 1e-4;
   return p;
 }
 
@@ -51,6 +54,12 @@ TEST(EnergyLensClosedForm, MatchesHandComputedValues) {
   EXPECT_NEAR(g[c_tp], 75, 1e-12);
   EXPECT_NEAR(g[c_pp], 37.5, 1e-12);
   EXPECT_NEAR(g[c_dp], 25, 1e-12);
+  // Context term: 0.001 x 50 x (100 + 50 / 2) = 6.25.
+  Params context = simple;
+  context[c_kv] = 0.001;
+  EXPECT_NEAR(closed_form(context, Features{2, 4, 4, 100, 50}), 40 + 37.5 + 38 + 6.25, 1e-12);
+  closed_form(context, Features{2, 4, 4, 100, 50}, g);
+  EXPECT_NEAR(g[c_kv], 6250, 1e-9);
 }
 
 TEST(EnergyLensClosedForm, GradientMatchesCentralDifferences) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -46,6 +47,25 @@ TEST(EnergyLensDescriptors, EveryShippedModelHasAConfigMatchingItsPublishedSize)
     EXPECT_LE(std::fabs(d.parameters - params), std::max(0.25 * params, 0.7e9));
   }
   for (const Sample& s : imported.data.samples) EXPECT_NO_THROW(gpu_descriptors(s.gpu)) << s.gpu;
+}
+
+// A second check from the dataset's own columns: every measured configuration ran, so the BF16
+// weights each GPU holds (2 B x N / (TP x PP)) fit in the memory its `gpu` column names
+// ("A100-SXM4-40GB", "H100 80GB HBM3"). It catches a config that is too large (a wrong width,
+// depth or expert count), which the rounded published sizes catch only beyond 25 %.
+TEST(EnergyLensDescriptors, EveryMeasuredConfigurationHoldsItsModelsWeights) {
+  const auto path = data_dir() / "energylens/mlenergy-v2/mlenergy_v2_llm_configs.csv";
+  const ImportResult imported = import_dataset(ImportFormat::kMlenergyV2, path);
+  for (const Sample& s : imported.data.samples) {
+    SCOPED_TRACE(s.model + " on " + s.gpu);
+    const std::size_t gb = s.gpu.find("GB");
+    ASSERT_NE(gb, std::string::npos);
+    std::size_t digits = gb;
+    while (digits > 0 && std::isdigit(static_cast<unsigned char>(s.gpu[digits - 1]))) --digits;
+    const double capacity = std::stod(s.gpu.substr(digits, gb - digits)) * 1e9;
+    const double per_gpu = 2.0 * model_descriptors(s.model).parameters / (s.tp * s.pp);
+    EXPECT_LT(per_gpu, capacity);
+  }
 }
 
 TEST(EnergyLensDescriptors, MixtureOfExpertsCountsActiveExperts) {

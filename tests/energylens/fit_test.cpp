@@ -53,6 +53,27 @@ TEST(EnergyLensFit, RecoversSyntheticClosedFormFromNoisyData) {
   EXPECT_DOUBLE_EQ(m.scales.begin()->second, 1.0);
 }
 
+// The context term (KV cache read each decode step, not amortised over the batch) on top of the
+// same truth: at 512 output tokens and large batches it is most of the energy. With one scale
+// group of multiplier 1 the fit must recover its coefficient, and hold it at 0 when switched off.
+TEST(EnergyLensFit, RecoversTheContextTerm) {
+  Params truth = truth_params();
+  truth[c_kv] = 0.01;
+  auto f = [&](const Sample& s) { return closed_form(truth, features_of(s)); };
+  FitOptions o;
+  o.scale_by = {};
+  const EnergyModel m = fit_energy_model(testing::synthetic_grid(f, 0.01, 5).samples, o);
+  EXPECT_NEAR(m.params[c_kv], truth[c_kv], 0.15 * truth[c_kv]);
+  std::vector<double> measured, predicted;
+  for (const Sample& s : testing::synthetic_grid(f, 0.0, 6).samples) {
+    measured.push_back(s.energy->value());
+    predicted.push_back(m.predict(s).value());
+  }
+  EXPECT_LT(mape_percent(measured, predicted), 1.5);
+  o.kv_term = false;
+  EXPECT_EQ(fit_energy_model(testing::synthetic_grid(f, 0.01, 5).samples, o).params[c_kv], 0.0);
+}
+
 TEST(EnergyLensFit, ScaleGroupsAbsorbPerModelLevels) {
   const Params truth = truth_params();
   Dataset d = testing::synthetic_grid(

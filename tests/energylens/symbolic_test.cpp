@@ -4,22 +4,28 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "kareus/core/error.hpp"
+#include "kareus/energylens/recovery.hpp"
 #include "synthetic.hpp"
 
 namespace kareus::energylens {
 namespace {
 
+// The hand-written form with a_d = 2.5, b_d = 1, e_d -> 0, d1 = 40 and the rest 0.
 double truth(const Sample& s) {
   return 2.5 * s.output_tokens / s.batch + 40.0 * s.tp;
 }
 
-TEST(EnergyLensSymbolic, RecoversAKnownFormulaFromNoisyData) {
-  const Dataset d = testing::synthetic_grid(truth, 0.01, 21);
+DiscoverResult discover_on(const std::function<double(const Sample&)>& energy) {
   DiscoverOptions o;
   o.seed = 4;
-  const DiscoverResult r = discover(d, o);
+  return discover(testing::synthetic_grid(energy, 0.01, 21), o);
+}
+
+TEST(EnergyLensSymbolic, RecoversAKnownFormulaFromNoisyData) {
+  const DiscoverResult r = discover_on(truth);
   ASSERT_FALSE(r.front.empty());
   // The front is ordered: more nodes only when the loss falls.
   for (std::size_t i = 1; i < r.front.size(); ++i) {
@@ -41,6 +47,12 @@ TEST(EnergyLensSymbolic, RecoversAKnownFormulaFromNoisyData) {
     }
   }
   EXPECT_LT(best, 0.03) << best_text;
+  // `truth` is the hand-written form, and discovery must say it found an expression that fits and
+  // predicts like the fitted closed form.
+  EXPECT_TRUE(r.recovery.recovered) << r.recovery.line;
+  EXPECT_EQ(r.recovery.line.rfind("recovers the hand-written form", 0), 0u) << r.recovery.line;
+  EXPECT_LT(r.recovery.closed_form_rms, 0.02);
+  EXPECT_LE(r.recovery.disagreement, std::max(r.recovery.closed_form_rms, kRecoveryFloor));
 }
 
 // Rows of catalogue models whose energy is proportional to the model's parameter count: with one
@@ -63,6 +75,19 @@ TEST(EnergyLensSymbolic, FindsADescriptorDependenceAcrossModels) {
   EXPECT_LT(best.loss, 1e-3) << best.expression.to_string();
   EXPECT_NE(best.expression.to_string().find("params_b"), std::string::npos)
       << best.expression.to_string();
+}
+
+// Energy proportional to (TP + 1): no power of TP, and no sum of the closed form's terms (the
+// TP overhead carries no output tokens), reproduces it; discovery finds it and must not claim
+// to have recovered the closed form.
+TEST(EnergyLensSymbolic, ReportsNoRecoveryOnDataOfAnotherForm) {
+  const DiscoverResult r =
+      discover_on([](const Sample& s) { return 0.5 * s.output_tokens * (s.tp + 1.0) / s.batch; });
+  EXPECT_FALSE(r.recovery.recovered) << r.recovery.line;
+  EXPECT_EQ(r.recovery.line.rfind("does not recover", 0), 0u) << r.recovery.line;
+  EXPECT_LT(r.recovery.expression_rms * (1.0 + kRecoveryTolerance) + kRecoveryFloor,
+            r.recovery.closed_form_rms)
+      << r.recovery.line;
 }
 
 TEST(EnergyLensSymbolic, ExpressionsEvaluateAndPrint) {

@@ -7,6 +7,8 @@
 //     + c_tp * (in + out) * (TP - 1) * rho                   (TP all-reduce traffic)
 //     + c_pp * out * (PP - 1) * sigma                        (pipeline bubble: idle stages)
 //     + c_dp * out * (DP - 1) * sigma                        (idle share of extra replicas)
+// and a context term of ours (docs/energylens.md, "Context term"):
+//     + c_kv * out * (in + out / 2)                          (KV cache read each decode step)
 // rho: a token's all-reduce time over the time to stream the weights once (model and link
 // descriptors), sigma: static over limit power (GPU). Parameters in the order of `Param`.
 #pragma once
@@ -34,9 +36,10 @@ enum Param : std::size_t {
   d2,
   c_tp,
   c_pp,
-  c_dp
+  c_dp,
+  c_kv
 };
-inline constexpr std::size_t kParams = 15;
+inline constexpr std::size_t kParams = 16;
 // The parallelism terms' coefficients, fixed at 0 when a fit leaves them out.
 inline constexpr std::array<std::size_t, 3> kParallelParams = {c_tp, c_pp, c_dp};
 using Params = std::array<double, kParams>;
@@ -75,7 +78,7 @@ struct ParallelRatios {
 Features features_of(const Sample& s, const ParallelRatios& ratios = {});
 
 double closed_form(const Params& p, const Features& x);
-// Value and the analytic gradient with respect to all twelve parameters.
+// Value and the analytic gradient with respect to all parameters.
 double closed_form(const Params& p, const Features& x, Gradient& grad);
 
 }  // namespace kareus::energylens

@@ -68,9 +68,24 @@ struct FrontMember {
   std::size_t complexity = 0;
 };
 
+// Whether the front recovers the hand-written closed form (recovery.hpp says how it is judged).
+struct RecoveryVerdict {
+  bool recovered = false;
+  // RMS relative error (square root of the MSRE) with optimal group multipliers.
+  double closed_form_rms = 0.0;
+  double expression_rms = 0.0;
+  // RMS relative difference between the two fits' predictions on the rows.
+  double disagreement = 0.0;
+  // Index into the front of the member compared: the simplest one that matches, else the
+  // best-fitting one.
+  std::size_t member = 0;
+  std::string line;  // the one-line verdict
+};
+
 struct DiscoverResult {
   std::vector<FrontMember> front;  // increasing complexity, strictly decreasing loss
   std::vector<Var> variables;
+  RecoveryVerdict recovery;
 };
 
 DiscoverResult discover(const Dataset& data, const DiscoverOptions& options);
