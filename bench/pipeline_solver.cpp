@@ -3,10 +3,10 @@
 //    synthetic 18-clock profile per stage and direction;
 //  - PP=8, M=32 and M=96 with the real A40 GPT-3 175B stage profile of the Perseus SOSP'24
 //    artifact.
-// Counters: steps (min-cut steps), points (frontier size after Pareto pruning), solve_s (the
-// solver's own wall time), cold_s and same_frontier (the solve with every max flow from scratch,
-// on one thread: its wall time, and 1 when its frontier equals the warm-started one point for
-// point).
+// Counters: steps (min-cut steps), runs (runs of steps taken on one cut at once), points
+// (frontier size after Pareto pruning), solve_s (the solver's own wall time), cold_s and
+// same_frontier (the solve with every max flow from scratch, one unit step at a time, on one
+// thread: its wall time, and 1 when its frontier equals the fast one point for point).
 //
 // Quality: on the two A40 profiles of the Perseus artifact at 12 and 24 microbatches, the energy
 // of the solver's least-energy point within a deadline against the exact MILP (COIN-OR CBC, 20 s
@@ -62,15 +62,17 @@ void run(benchmark::State& state, const StageProfile& profile, int microbatches,
   }
   state.counters["steps"] = result.summary.steps;
   state.counters["cuts"] = result.summary.min_cuts;
+  state.counters["runs"] = result.summary.multi_unit_steps;
   state.counters["points"] = static_cast<double>(result.frontier.size());
   state.counters["critical"] = result.summary.mean_critical_nodes;
   state.counters["lp_plans"] = result.summary.fast_end_plans;
   state.counters["lp_s"] = result.summary.fast_end_seconds;
   state.counters["solve_s"] = result.summary.solve_seconds;
-  // The same problem with every max flow solved from scratch on one thread (the solver before):
-  // its time, and whether its frontier is point for point the same.
+  // The same problem with every max flow solved from scratch, one unit step at a time, on one
+  // thread (the solver before): its time, and whether its frontier is point for point the same.
   PipelineSolverOptions cold;
   cold.warm_start = false;
+  cold.multi_unit_steps = false;
   cold.threads = 1;
   const auto reference = solve_pipeline(problem, cold);
   state.counters["cold_s"] = reference.summary.solve_seconds;

@@ -56,15 +56,15 @@ PlanProgressLine::~PlanProgressLine() {
 void PlanProgressLine::operator()(const planner::PlanProgress& p) {
   const std::lock_guard lock(mutex_);
   const auto now = Clock::now();
-  if (!running_ || running_->method != p.method) method_start_ = now;
-  const double elapsed = std::chrono::duration<double>(now - method_start_).count();
+  const auto start = method_start_.try_emplace(p.method, now).first->second;
+  const double elapsed = std::chrono::duration<double>(now - start).count();
   if (p.finished) {
     // The summary replaces the redrawn line and stays: it is never a count that stopped short.
     std::fputs(
         ((tty_ ? "\r" : "") + finished_line(p, elapsed) + (tty_ ? "\x1b[K\n" : "\n")).c_str(),
         out_);
     std::fflush(out_);
-    running_.reset();
+    if (running_ && running_->method == p.method) running_.reset();
     return;
   }
   running_ = p;
@@ -73,7 +73,8 @@ void PlanProgressLine::operator()(const planner::PlanProgress& p) {
 
 void PlanProgressLine::redraw_locked() {
   last_draw_ = Clock::now();
-  const double elapsed = std::chrono::duration<double>(last_draw_ - method_start_).count();
+  const double elapsed =
+      std::chrono::duration<double>(last_draw_ - method_start_.at(running_->method)).count();
   std::fputs(("\r" + running_line(*running_, elapsed) + "\x1b[K").c_str(), out_);
   std::fflush(out_);
 }

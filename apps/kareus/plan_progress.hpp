@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -36,7 +37,8 @@ class PlanProgressLine {
   std::condition_variable wake_;
   bool stop_ = false;
   std::optional<planner::PlanProgress> running_;  // the method on the line now
-  Clock::time_point method_start_;
+  // When each method was first reported: the plan solves one method while the next one starts.
+  std::map<planner::Method, Clock::time_point> method_start_;
   Clock::time_point last_draw_;
   std::thread ticker_;  // last: started once the members it reads exist
 };

@@ -71,6 +71,13 @@ double OptionHull::lengthen_saving(std::int64_t units) const {
   return slope_after(units);
 }
 
+std::pair<std::int64_t, std::int64_t> OptionHull::same_slopes(std::int64_t units) const {
+  const auto it = std::upper_bound(hull_.begin(), hull_.end(), units,
+                                   [](std::int64_t u, const Rung& r) { return u < r.units; });
+  if (it == hull_.end() || std::prev(it)->units == units) return {units, units};
+  return {std::prev(it)->units + 1, it->units - 1};
+}
+
 double OptionHull::steepest_slope() const {
   return hull_.size() < 2 ? 0.0 : slope_after(hull_.front().units);
 }

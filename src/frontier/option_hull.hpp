@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "kareus/core/units.hpp"
@@ -29,6 +30,9 @@ class OptionHull {
   double shorten_cost(std::int64_t units) const;
   double lengthen_saving(std::int64_t units) const;
   double steepest_slope() const;
+  // The units around `units` at which shorten_cost and lengthen_saving are both those at `units`
+  // (the interior of its hull segment): [first, last], only `units` itself at a hull breakpoint.
+  std::pair<std::int64_t, std::int64_t> same_slopes(std::int64_t units) const;
 
  private:
   struct Rung {

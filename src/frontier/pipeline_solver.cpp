@@ -108,6 +108,7 @@ class Solver {
         n_(static_cast<int>(problem.dag.nodes.size())),
         unit_(options.unit_time),
         warm_start_(options.warm_start),
+        multi_unit_(options.multi_unit_steps),
         threads_(options.threads) {
     for (const auto& set : problem.option_sets)
       hulls_.emplace_back(set, problem.p_blocking, options.unit_time);
@@ -135,6 +136,10 @@ class Solver {
     critical_index_.resize(n_);
     real_start_.resize(n_);
     real_latest_start_.resize(n_);
+    shift_.assign(n_, 0);
+    shortened_by_.resize(n_);
+    shortened_most_.resize(n_);
+    probe_start_.resize(n_);
   }
 
   PipelineSolverResult run() {
@@ -169,7 +174,8 @@ class Solver {
         try {
           std::vector<std::vector<OptionChange>> steps;
           while (queue.pop_all(steps))
-            for (const auto& step : steps) points.push_back(measure_step(step, result));
+            for (const auto& step : steps)
+              points.push_back(measure_step(step, result, points.back()));
         } catch (...) {
           meter_error = std::current_exception();
         }
@@ -205,6 +211,31 @@ class Solver {
         if (!in_source && out_source && units_[v] < hull(v).slowest_units())
           lengthened.push_back(v);
       }
+      const auto record_step = [&] {
+        ++summary.steps;
+        critical_total += critical_count_;
+        std::vector<OptionChange> moved;
+        for (const auto* list : {&shortened, &lengthened})
+          for (int v : *list) moved.push_back(OptionChange{v, hull(v).option_at(units_[v])});
+        if (meter.joinable())
+          queue.push(std::move(moved));
+        else
+          points.push_back(measure_step(moved, result, points.back()));
+      };
+      if (const std::int64_t run =
+              multi_unit_ ? steps_on_this_cut(makespan, shortened, lengthened) : 0;
+          run > 1) {
+        // The unit steps would take this same cut `run` times: take them without rebuilding the
+        // network in between (each is still its own plan, measured and recorded).
+        for (std::int64_t j = 0; j < run; ++j) {
+          for (int v : shortened) --units_[v];
+          for (int v : lengthened) ++units_[v];
+          record_step();
+        }
+        ++summary.multi_unit_steps;
+        makespan = critical_path();
+        continue;
+      }
       for (int v : shortened) --units_[v];
       for (int v : lengthened) ++units_[v];
       // Lengthening a T->S instruction is free for critical paths but a near-critical path that
@@ -216,15 +247,7 @@ class Solver {
         ++summary.fallback_steps;
         next_makespan = planned_makespan();
       }
-      ++summary.steps;
-      critical_total += critical_count_;
-      std::vector<OptionChange> moved;
-      for (const auto* list : {&shortened, &lengthened})
-        for (int v : *list) moved.push_back(OptionChange{v, hull(v).option_at(units_[v])});
-      if (meter.joinable())
-        queue.push(std::move(moved));
-      else
-        points.push_back(measure_step(moved, result));
+      record_step();
       makespan = critical_path(next_makespan);
     }
     queue.close();
@@ -249,10 +272,89 @@ class Solver {
   }
 
  private:
-  // A min-cut step's plan: its instructions' new mapped options, then measured.
-  ParetoPoint measure_step(const std::vector<OptionChange>& step, PipelineSolverResult& result) {
+  // A min-cut step's plan: its instructions' new mapped options, then measured. A step that stays
+  // within each instruction's quantised option maps to the plan just measured (`previous`), whose
+  // measurement depends on the mapped options alone: the same point, with no changes.
+  ParetoPoint measure_step(const std::vector<OptionChange>& step, PipelineSolverResult& result,
+                           const ParetoPoint& previous) {
+    if (std::all_of(step.begin(), step.end(),
+                    [&](const OptionChange& c) { return mapped_[c.node] == c.option; })) {
+      result.changes.emplace_back();
+      return ParetoPoint{previous.time, previous.energy,
+                         static_cast<std::uint32_t>(result.changes.size() - 1)};
+    }
     for (const auto& c : step) mapped_[c.node] = c.option;
     return measure_next_plan(result);
+  }
+
+  // How many unit steps in a row would take the cut that shortens `shortened` and lengthens
+  // `lengthened`, when more than one (else 0): as long as the critical network and its prices stay
+  // those of this step, its minimum cut does. The prices stay while every moved instruction stays
+  // inside its hull segment. The network stays while every critical path gets exactly one unit
+  // shorter per step (none leaves it) and no other path reaches the critical length: the longest
+  // path after j steps is a maximum of lines in j, hence convex, and it is makespan - j at j = 0,
+  // so it stays makespan - j up to the largest j where it still is (found by doubling, then
+  // bisection); below that j no new path can have joined.
+  std::int64_t steps_on_this_cut(std::int64_t makespan, const std::vector<int>& shortened,
+                                 const std::vector<int>& lengthened) {
+    if (shortened.empty()) return 0;
+    std::int64_t most = makespan - 1;
+    for (int v : shortened)
+      most = std::min(most, units_[v] - hull(v).same_slopes(units_[v]).first + 1);
+    for (int v : lengthened)
+      most = std::min(most, hull(v).same_slopes(units_[v]).second - units_[v] + 1);
+    if (most < 2) return 0;
+    for (int v : shortened) shift_[v] = -1;
+    for (int v : lengthened) shift_[v] = 1;
+    const std::int64_t run =
+        every_critical_path_one_shorter(makespan) ? longest_run(makespan, most) : 0;
+    for (const auto* list : {&shortened, &lengthened})
+      for (int v : *list) shift_[v] = 0;
+    return run;
+  }
+
+  // Over the critical network, the fewest and most units a path to each instruction's end gets
+  // shorter by one step of shift_; true when that is one unit for every critical path.
+  bool every_critical_path_one_shorter(std::int64_t makespan) {
+    for (int v : graph_.order) {
+      if (critical_index_[v] < 0) continue;
+      int fewest = start_[v] == 0 ? 0 : std::numeric_limits<int>::max();
+      int most = start_[v] == 0 ? 0 : std::numeric_limits<int>::min();
+      for (int i = graph_.pred_begin[v]; i < graph_.pred_begin[v + 1]; ++i) {
+        const int u = graph_.pred[i];
+        if (!critical_edge(u, v, graph_.pred_cross[i])) continue;
+        fewest = std::min(fewest, shortened_by_[u]);
+        most = std::max(most, shortened_most_[u]);
+      }
+      shortened_by_[v] = fewest - shift_[v];
+      shortened_most_[v] = most - shift_[v];
+      if (start_[v] + units_[v] == makespan && (shortened_by_[v] != 1 || shortened_most_[v] != 1))
+        return false;
+    }
+    return true;
+  }
+
+  // The largest j <= most with a longest path of makespan - j after j steps of shift_, when >= 2.
+  std::int64_t longest_run(std::int64_t makespan, std::int64_t most) {
+    const auto holds = [&](std::int64_t j) {
+      return graph_.earliest_starts<std::int64_t>([&](int v) { return units_[v] + j * shift_[v]; },
+                                                  transfer_units_, probe_start_) == makespan - j;
+    };
+    std::int64_t good = 0, bad = most + 1;
+    for (std::int64_t j = 2;; j = std::min(2 * j, most)) {
+      if (!holds(j)) {
+        bad = j;
+        break;
+      }
+      good = j;
+      if (j == most) return most;
+    }
+    if (good < 2) return 0;
+    while (bad - good > 1) {
+      const std::int64_t mid = good + (bad - good) / 2;
+      (holds(mid) ? good : bad) = mid;
+    }
+    return good;
   }
 
   // Measures mapped_ as the next plan of `result` (its changes from the previous plan recorded).
@@ -454,6 +556,7 @@ class Solver {
   int n_;
   Seconds unit_;
   bool warm_start_;
+  bool multi_unit_;
   int threads_;
   std::int64_t transfer_units_ = 0;  // rounded up, like the instructions' durations
   std::vector<OptionHull> hulls_;
@@ -471,6 +574,10 @@ class Solver {
   std::vector<int> flow_key_, stored_keys_;     // per edge of edges_ / of the last solved network
   std::vector<std::int64_t> flow_, warm_flow_;  // per edge / per key, the last maximum flow
   std::vector<Seconds> real_start_, real_latest_start_;
+  // Per instruction, for steps_on_this_cut: -1 shortened, +1 lengthened by the cut, else 0; the
+  // fewest and most units a critical path to it gets shorter; earliest starts of a probe.
+  std::vector<int> shift_, shortened_by_, shortened_most_;
+  std::vector<std::int64_t> probe_start_;
   Seconds busy_{0.0};
   Joules energy_{0.0};
 };
@@ -529,10 +636,11 @@ std::vector<int> PipelineSolverResult::assignment(std::uint32_t index) const {
 std::string PipelineSolverSummary::to_string() const {
   return fmt::format(
       "pipeline solver: {} steps ({} max-flow solves) from {} to {} time units, {} with "
-      "off-critical lengthening undone, {:.1f} critical instructions per step on average, {} "
+      "off-critical lengthening undone, {} taken several at once, {:.1f} critical instructions per "
+      "step on average, {} "
       "fast-end LP plans ({:.3f} s), {:.3f} s",
       steps, min_cuts, planned_slowest_units, planned_fastest_units, fallback_steps,
-      mean_critical_nodes, fast_end_plans, fast_end_seconds, solve_seconds);
+      multi_unit_steps, mean_critical_nodes, fast_end_plans, fast_end_seconds, solve_seconds);
 }
 
 PipelineSolverResult solve_pipeline(const PipelineProblem& problem,

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <future>
+#include <thread>
 
 #include "kareus/core/error.hpp"
 #include "kareus/executor/executor.hpp"
@@ -107,9 +110,10 @@ double sweep_gpu_hours(const workload::Workload& w, const emulator::Emulator& em
   return to_hours(wall) * w.total_gpus();
 }
 
-MethodResult run_method(const workload::Workload& w, const emulator::Emulator& emu, Method method,
-                        const PlanOptions& options, const emulator::OutsideWork& tail,
-                        const emulator::OutsideWork& transfers) {
+// A method's options and its pipeline problem, everything but the solve.
+MethodResult prepare_method(const workload::Workload& w, const emulator::Emulator& emu,
+                            Method method, const PlanOptions& options,
+                            const emulator::OutsideWork& transfers) {
   MethodResult result;
   result.method = method;
   const auto clocks = w.gpu.search_clocks();
@@ -172,9 +176,18 @@ MethodResult run_method(const workload::Workload& w, const emulator::Emulator& e
   }
   for (const auto& node : prob.dag.nodes)
     prob.option_set_of.push_back(set_index(node.stage, node.direction));
+  return result;
+}
+
+// The prepared method's pipeline frontier, as whole-job iteration points. Reads nothing shared but
+// the workload and options, so methods solve side by side.
+void solve_method(const workload::Workload& w, const PlanOptions& options,
+                  const emulator::OutsideWork& tail, const emulator::OutsideWork& transfers,
+                  MethodResult& result) {
+  const auto& p = w.parallelism;
   frontier::PipelineSolverOptions so;
   so.unit_time = options.unit_time;
-  result.solver = frontier::solve_pipeline(prob, so);
+  result.solver = frontier::solve_pipeline(result.problem, so);
 
   const double replicas = static_cast<double>(w.gpus_per_stage()) * p.dp;
   const double gpus = w.total_gpus();
@@ -191,7 +204,6 @@ MethodResult run_method(const workload::Workload& w, const emulator::Emulator& e
   }
   std::sort(result.frontier.begin(), result.frontier.end(),
             [](const auto& a, const auto& b) { return a.time < b.time; });
-  return result;
 }
 
 std::string range_of(const MethodResult& m) {
@@ -235,10 +247,21 @@ PlanResult plan(const workload::Workload& w, const PlanOptions& options) {
   const emulator::OutsideWork tail = emulator::gradient_reductions(w, emu, at_max);
   const emulator::OutsideWork transfers = emulator::pipeline_transfers(w, emu, at_max);
   PlanResult result{w, {}, {}};
-  for (Method m : options.methods) {
-    if (options.on_progress) options.on_progress(PlanProgress{m});
-    const auto& r =
-        result.methods.emplace(m, run_method(w, emu, m, options, tail, transfers)).first->second;
+  // At a fine time unit a method's pipeline solve is most of its time and needs nothing from the
+  // other methods, so it runs on its own thread while the next method's options are prepared and
+  // the other solves run, at most one solve per core in flight. The results do not depend on it;
+  // progress still reports each method done in order.
+  struct Solving {
+    Method method;
+    std::future<void> solve;
+  };
+  std::deque<Solving> solving;
+  const std::size_t most_in_flight = std::max(1U, std::thread::hardware_concurrency());
+  const auto finish_oldest = [&] {
+    const Method m = solving.front().method;
+    solving.front().solve.get();
+    solving.pop_front();
+    const auto& r = result.methods.at(m);
     if (options.on_progress) {
       PlanProgress done{m};
       done.measurements = r.measurements;
@@ -249,7 +272,18 @@ PlanResult plan(const workload::Workload& w, const PlanOptions& options) {
       done.profiling_gpu_hours_reused = r.profiling_gpu_hours_reused;
       options.on_progress(done);
     }
+  };
+  for (Method m : options.methods) {
+    if (options.on_progress) options.on_progress(PlanProgress{m});
+    auto& r =
+        result.methods.emplace(m, prepare_method(w, emu, m, options, transfers)).first->second;
+    if (solving.size() >= most_in_flight) finish_oldest();
+    solving.push_back(
+        Solving{m, std::async(std::launch::async, [&w, &options, &tail, &transfers, &r] {
+                  solve_method(w, options, tail, transfers, r);
+                })});
   }
+  while (!solving.empty()) finish_oldest();
   const auto find = [&](Method m) -> const MethodResult* {
     auto it = result.methods.find(m);
     return it == result.methods.end() ? nullptr : &it->second;

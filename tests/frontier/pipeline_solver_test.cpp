@@ -47,6 +47,30 @@ void expect_points_are_real_plans(const PipelineProblem& p, const PipelineSolver
   }
 }
 
+// Two solves of one problem took the same steps: every plan's changes, the frontier point for
+// point (plan indices included), the counts.
+void expect_same_solves(const PipelineSolverResult& a, const PipelineSolverResult& b, int trial) {
+  ASSERT_EQ(a.frontier.size(), b.frontier.size()) << "trial " << trial;
+  for (std::size_t i = 0; i < a.frontier.size(); ++i) {
+    EXPECT_EQ(a.frontier[i].time, b.frontier[i].time) << "trial " << trial;
+    EXPECT_EQ(a.frontier[i].energy, b.frontier[i].energy) << "trial " << trial;
+    EXPECT_EQ(a.frontier[i].first, b.frontier[i].first) << "trial " << trial;
+  }
+  EXPECT_EQ(a.summary.steps, b.summary.steps) << "trial " << trial;
+  EXPECT_EQ(a.summary.min_cuts, b.summary.min_cuts) << "trial " << trial;
+  EXPECT_EQ(a.summary.fallback_steps, b.summary.fallback_steps) << "trial " << trial;
+  EXPECT_EQ(a.summary.mean_critical_nodes, b.summary.mean_critical_nodes) << "trial " << trial;
+  EXPECT_EQ(a.initial_assignment, b.initial_assignment) << "trial " << trial;
+  ASSERT_EQ(a.changes.size(), b.changes.size()) << "trial " << trial;
+  for (std::size_t k = 0; k < a.changes.size(); ++k) {
+    ASSERT_EQ(a.changes[k].size(), b.changes[k].size()) << "trial " << trial << " plan " << k;
+    for (std::size_t c = 0; c < a.changes[k].size(); ++c) {
+      EXPECT_EQ(a.changes[k][c].node, b.changes[k][c].node) << "trial " << trial;
+      EXPECT_EQ(a.changes[k][c].option, b.changes[k][c].option) << "trial " << trial;
+    }
+  }
+}
+
 TEST(PipelineSolver, ConvexUnitSpacedOptionsGiveTheBruteForceFrontier) {
   Rng rng(11);
   for (int trial = 0; trial < 60; ++trial) {
@@ -150,21 +174,35 @@ TEST(PipelineSolver, WarmStartsAndTheMeasuringThreadGiveTheColdFrontier) {
     PipelineSolverOptions cold{Seconds(0.25)};
     cold.warm_start = false;
     cold.threads = 1;
-    const auto a = solve_pipeline(p, cold);
-    const auto b = solve_pipeline(p, {Seconds(0.25)});
-    ASSERT_EQ(a.frontier.size(), b.frontier.size()) << "trial " << trial;
-    for (std::size_t i = 0; i < a.frontier.size(); ++i) {
-      EXPECT_EQ(a.frontier[i].time, b.frontier[i].time) << "trial " << trial;
-      EXPECT_EQ(a.frontier[i].energy, b.frontier[i].energy) << "trial " << trial;
-      EXPECT_EQ(a.frontier[i].first, b.frontier[i].first) << "trial " << trial;
-    }
-    EXPECT_EQ(a.summary.steps, b.summary.steps) << "trial " << trial;
-    EXPECT_EQ(a.summary.min_cuts, b.summary.min_cuts) << "trial " << trial;
-    ASSERT_EQ(a.changes.size(), b.changes.size()) << "trial " << trial;
-    EXPECT_EQ(a.assignment(static_cast<std::uint32_t>(a.changes.size() - 1)),
-              b.assignment(static_cast<std::uint32_t>(b.changes.size() - 1)))
-        << "trial " << trial;
+    expect_same_solves(solve_pipeline(p, cold), solve_pipeline(p, {Seconds(0.25)}), trial);
   }
+}
+
+// Taking the unit steps that share a cut in one go must give the unit steps' plans exactly: every
+// plan's changes, the frontier point for point, the step and cut counts. A fine unit spreads each
+// hull segment over many units, so runs of steps on one cut are common; transfers on some trials.
+TEST(PipelineSolver, MultiUnitStepsGiveTheUnitStepsPlans) {
+  Rng rng(29);
+  int runs = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const int stages = static_cast<int>(rng.integer(2, 5));
+    const int microbatches = static_cast<int>(rng.integer(2, 9));
+    auto p = make_problem(stages, microbatches, trial % 2 == 0, rng.uniform(0.0, 5.0),
+                          [&] { return dvfs_like_options(rng, 12); });
+    if (trial % 3 == 0) p.transfer = Seconds(rng.uniform(0.0, 0.3));
+    PipelineSolverOptions unit{Seconds(rng.uniform(0.005, 0.05))};
+    unit.multi_unit_steps = false;
+    unit.threads = trial % 4 == 0 ? 1 : 2;
+    PipelineSolverOptions multi = unit;
+    multi.multi_unit_steps = true;
+    const auto a = solve_pipeline(p, unit);
+    const auto b = solve_pipeline(p, multi);
+    EXPECT_EQ(a.summary.multi_unit_steps, 0);
+    runs += b.summary.multi_unit_steps;
+    expect_same_solves(a, b, trial);
+    expect_points_are_real_plans(p, b);
+  }
+  EXPECT_GT(runs, 100);  // the case under test happened
 }
 
 // One stage is a chain: time is the sum of durations, so the cheapest frontier takes the unit

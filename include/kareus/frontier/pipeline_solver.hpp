@@ -64,6 +64,11 @@ struct PipelineSolverOptions {
   // Start each step's max flow from the previous step's. The frontier does not depend on it (see
   // MinCutSolver::min_cut); false solves every max flow from scratch, for comparison.
   bool warm_start = true;
+  // Take the unit steps that provably share one minimum cut (no hull breakpoint crossed, every
+  // critical path one unit shorter per step, no other path reaching the critical length) in one go,
+  // without rebuilding the critical network in between. Same steps and plans; false takes them one
+  // by one, for comparison.
+  bool multi_unit_steps = true;
   // 2: a second thread measures each min-cut step's plan while the next step is taken (same
   // results; about 40 % of the steps' work moves off the critical thread). 1: all on the caller's.
   int threads = 2;
@@ -78,10 +83,11 @@ struct PlanCost {
 PlanCost evaluate_plan(const PipelineProblem& problem, const std::vector<int>& assignment);
 
 struct PipelineSolverSummary {
-  int steps = 0;           // min-cut steps taken
-  int min_cuts = 0;        // max-flow solves: a step whose network did not change reuses the cut
-  int fallback_steps = 0;  // steps where lengthening off-critical work was undone (see .cpp)
-  int fast_end_plans = 0;  // plans from the LP relaxation between the fastest step and plan
+  int steps = 0;             // min-cut steps taken
+  int min_cuts = 0;          // max-flow solves: a step whose network did not change reuses the cut
+  int fallback_steps = 0;    // steps where lengthening off-critical work was undone (see .cpp)
+  int multi_unit_steps = 0;  // runs of steps taken on one cut without rebuilding the network
+  int fast_end_plans = 0;    // plans from the LP relaxation between the fastest step and plan
   double mean_critical_nodes = 0.0;
   std::int64_t planned_slowest_units = 0;  // longest path in time units at the start
   std::int64_t planned_fastest_units = 0;  // ... when no critical path could be shortened
