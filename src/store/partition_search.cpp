@@ -43,7 +43,7 @@ PartitionSearchResult search_partition(const workload::Workload& w, const partit
     position[m.id] = out.measured.size();
     out.measured.push_back({m.id, problem.space().at(m.id), m.measurement.time,
                             m.measurement.total_energy, m.measurement.dynamic_energy,
-                            m.measurement.reused});
+                            m.measurement.reused, m.samples});
     if (m.measurement.reused) out.reused_gpu_hours += to_hours(m.measurement.gpu_cost);
   }
   for (std::size_t id : r.frontier_total) out.frontier.push_back(out.measured[position[id]]);
