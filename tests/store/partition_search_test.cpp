@@ -50,6 +50,37 @@ TEST(PartitionSearch, SecondRunReusesEveryMeasurement) {
   std::filesystem::remove(path);
 }
 
+// Under noise the search repeats readings; each repeat is stored apart (config key + "#n"), so a
+// second run reads every sample back and makes the same decisions: same points, same means.
+TEST(PartitionSearch, NoisyRepeatsAreStoredAndReadBack) {
+  const auto w = testing::llama3b(4, 2);
+  const partition::Partition p = find_partition(w, "bwd_a_ag");
+  const auto path = temp_db("repeats");
+  Store db(path);
+  PartitionSearchOptions options;
+  options.search.strategy = search::Strategy::kKareus;
+  options.search.seed = 3;
+  options.store = &db;
+  executor::EmulatorExecutor first(emulator::Emulator(w.gpu, {0.03, 0.0}), {}, 3);
+  const PartitionSearchResult a = search_partition(w, p, first, options);
+  EXPECT_GT(a.summary.repeats, 2u);  // the probe saw noise
+  EXPECT_EQ(db.count(scope_of(w, first, p.key)), a.summary.measurements_taken);
+  executor::EmulatorExecutor second(emulator::Emulator(w.gpu, {0.03, 0.0}), {}, 3);
+  const PartitionSearchResult b = search_partition(w, p, second, options);
+  EXPECT_EQ(b.summary.measurements_taken, 0u);
+  EXPECT_EQ(b.summary.measurements_reused, a.summary.measurements_taken);
+  EXPECT_EQ(b.summary.repeats, a.summary.repeats);
+  EXPECT_EQ(b.summary.confidence, a.summary.confidence);
+  ASSERT_EQ(a.measured.size(), b.measured.size());
+  for (std::size_t i = 0; i < a.measured.size(); ++i) {
+    EXPECT_EQ(a.measured[i].config.key(), b.measured[i].config.key());
+    EXPECT_EQ(a.measured[i].samples, b.measured[i].samples);
+    EXPECT_EQ(a.measured[i].time, b.measured[i].time);
+    EXPECT_EQ(a.measured[i].dynamic_energy, b.measured[i].dynamic_energy);
+  }
+  std::filesystem::remove(path);
+}
+
 TEST(PartitionSearch, FrontierIsParetoAndCarriesConfigs) {
   const auto w = testing::llama3b(8, 1);
   executor::EmulatorExecutor ex{emulator::Emulator(w.gpu)};
