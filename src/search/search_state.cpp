@@ -122,7 +122,9 @@ Point2 SearchState::noise() const {
 
 void SearchState::charge(const std::vector<Measurement>& results) {
   for (const Measurement& m : results) {
-    if (!m.reused) {
+    if (m.reused) {
+      reused_gpu_seconds_ += m.gpu_cost.value();
+    } else {
       ++taken_;
       gpu_seconds_ += m.gpu_cost.value();
     }
@@ -170,6 +172,7 @@ SearchResult SearchState::finish(StopReason reason) const {
   s.batches = batches_;
   s.hypervolume = observed_hypervolume(all);
   s.gpu_hours = gpu_seconds_ / 3600.0;
+  s.gpu_hours_reused = reused_gpu_seconds_ / 3600.0;
   s.stop_reason = reason;
   return result;
 }

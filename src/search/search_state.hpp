@@ -71,6 +71,7 @@ class SearchState {
   std::size_t batches_ = 0;
   std::size_t taken_ = 0;
   double gpu_seconds_ = 0.0;
+  double reused_gpu_seconds_ = 0.0;
 };
 
 // Features of every configuration, physical ones when asked for and available.

@@ -20,15 +20,20 @@ std::filesystem::path temp_db(const std::string& name) {
   return path;
 }
 
+PartitionSearchOptions kareus_with(Store& db) {
+  PartitionSearchOptions options;
+  options.search.strategy = search::Strategy::kKareus;
+  options.search.seed = 3;
+  options.store = &db;
+  return options;
+}
+
 TEST(PartitionSearch, SecondRunReusesEveryMeasurement) {
   const auto w = testing::llama3b(4, 2);
   const partition::Partition p = find_partition(w, "bwd_a_ag");
   const auto path = temp_db("reuse");
   Store db(path);
-  PartitionSearchOptions options;
-  options.search.strategy = search::Strategy::kKareus;
-  options.search.seed = 3;
-  options.store = &db;
+  const PartitionSearchOptions options = kareus_with(db);
   executor::EmulatorExecutor first{emulator::Emulator(w.gpu)};
   const PartitionSearchResult a = search_partition(w, p, first, options);
   EXPECT_GT(a.summary.measurements_taken, 0u);
@@ -57,10 +62,7 @@ TEST(PartitionSearch, NoisyRepeatsAreStoredAndReadBack) {
   const partition::Partition p = find_partition(w, "bwd_a_ag");
   const auto path = temp_db("repeats");
   Store db(path);
-  PartitionSearchOptions options;
-  options.search.strategy = search::Strategy::kKareus;
-  options.search.seed = 3;
-  options.store = &db;
+  const PartitionSearchOptions options = kareus_with(db);
   executor::EmulatorExecutor first(emulator::Emulator(w.gpu, {0.03, 0.0}), {}, 3);
   const PartitionSearchResult a = search_partition(w, p, first, options);
   EXPECT_GT(a.summary.repeats, 2u);  // the probe saw noise

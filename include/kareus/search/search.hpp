@@ -80,6 +80,8 @@ struct SearchSummary {
   double hypervolume = 0.0;
   // GPU time spent on measurements taken by this run (reused ones cost nothing again).
   double gpu_hours = 0.0;
+  // GPU time the reused readings (repeats included) cost when an earlier run took them.
+  double gpu_hours_reused = 0.0;
   StopReason stop_reason = StopReason::kSpaceExhausted;
 
   std::size_t measurements() const { return measurements_taken + measurements_reused; }
