@@ -74,9 +74,10 @@ std::size_t paper_size(const workload::Workload& w, const planner::KeyFrontiers&
   return n;
 }
 
+// Readings, repeats included: what a budget counts.
 std::size_t measurements(const planner::KeyFrontiers& keys) {
   std::size_t n = 0;
-  for (const auto& [key, r] : keys) n += r.measured.size();
+  for (const auto& [key, r] : keys) n += r.summary.measurements();
   return n;
 }
 
@@ -112,7 +113,7 @@ Run plan_with(const workload::Workload& w, search::Strategy strategy, std::uint6
   o.key_budgets = budgets;
   Run run;
   o.on_key_frontiers = [&](Method, planner::KeyFrontiers& keys) {
-    for (const auto& [key, r] : keys) run.per_key[key] = r.measured.size();
+    for (const auto& [key, r] : keys) run.per_key[key] = r.summary.measurements();
     run.measurements = measurements(keys);
     run.paper_size = paper_size(w, keys);
     if (noise > 0) to_true_values(w, keys);

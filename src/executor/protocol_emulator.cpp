@@ -46,6 +46,12 @@ std::string EmulatorExecutor::name() const {
 
 std::vector<Measurement> EmulatorExecutor::measure(
     const partition::Partition& p, const std::vector<partition::ExecConfig>& configs) {
+  return measure_repeat(p, configs, 0);
+}
+
+std::vector<Measurement> EmulatorExecutor::measure_repeat(
+    const partition::Partition& p, const std::vector<partition::ExecConfig>& configs,
+    std::size_t repeat) {
   std::vector<std::size_t> order(configs.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -58,7 +64,10 @@ std::vector<Measurement> EmulatorExecutor::measure(
     const emulator::PartitionConfig config{c.slot, c.comm_sms};
     const emulator::RunResult exact = emulator::run_partition_with(
         emulator_, p, &config, emulator::ClockPolicy::locked_at(c.clock));
-    Rng rng(stable_hash(p.key + "|" + c.key(), noise_seed_));
+    // Repeat 0 keeps the seed it had before repeats existed, so stored readings stay valid.
+    const std::string sample =
+        repeat == 0 ? p.key + "|" + c.key() : fmt::format("{}|{}#{}", p.key, c.key(), repeat);
+    Rng rng(stable_hash(sample, noise_seed_));
     const emulator::RunResult run = emulator_.measure(exact, rng, elapsed_);
 
     // The emulated GPUs of the group run the same partition; each rank reads the same values.

@@ -22,6 +22,12 @@ class DispatchExecutor : public executor::Executor {
   const executor::MeasurementProtocol& protocol() const override { return local_->protocol(); }
   std::vector<executor::Measurement> measure(
       const partition::Partition& p, const std::vector<partition::ExecConfig>& configs) override;
+  // Repeats are few and come one small batch at a time: measured here, by the local executor.
+  std::vector<executor::Measurement> measure_repeat(
+      const partition::Partition& p, const std::vector<partition::ExecConfig>& configs,
+      std::size_t repeat) override {
+    return repeat == 0 ? measure(p, configs) : local_->measure_repeat(p, configs, repeat);
+  }
 
  private:
   int ranks_;

@@ -16,6 +16,10 @@
 //   the artifact's full size for the size class, and the search stops earlier once every clock
 //   is covered and no front moved by more than kStillMove for kStillBatches batches: the composed
 //   fronts then have not moved by more than that either.
+// - with measurement noise, a reading is repeated only where it leaves a per-clock front decision
+//   open (two points' dominance within 2 standard errors, kareus/search/front_confidence.hpp),
+//   each repeat charged to the cap like a new configuration; the noise is estimated from the
+//   repeats, starting with a probe of the fastest points, whose order picks the covering shapes.
 // Ensemble optimism (mean - kappa x spread) lowered the hypervolume reached at this budget in
 // earlier rounds, so it is not used.
 #include <algorithm>
@@ -24,6 +28,7 @@
 #include "kareus/core/rng.hpp"
 #include "kareus/search/acquisition.hpp"
 #include "kareus/search/clock_fronts.hpp"
+#include "kareus/search/front_confidence.hpp"
 #include "neighbours.hpp"
 #include "observed.hpp"
 #include "strategies.hpp"
@@ -61,6 +66,12 @@ constexpr double kTolerance = 0.03;
 // 0.5 % fastest-plan tolerance), and how many still batches in a row end the search.
 constexpr double kStillMove = 1e-3;
 constexpr std::size_t kStillBatches = 3;
+
+// Repeats: the fastest points read twice to estimate the noise (no more repeats when they agree),
+// at most kMaxSamples readings of one configuration, at most kRepeatShare of the cap on repeats.
+constexpr std::size_t kProbe = 2;
+constexpr std::size_t kMaxSamples = 3;
+constexpr double kRepeatShare = 0.2;
 
 // Batches of the initial sample and the coverage, as the sweeps of exhaustive and random search.
 constexpr std::size_t kLargestBatch = 16;
@@ -194,6 +205,32 @@ std::vector<std::size_t> coverage(const SearchState& state, const ClockLayout& l
   return ids;
 }
 
+// The ids of the `count` fastest measured points.
+std::vector<std::size_t> fastest(const SearchState& state, std::size_t count) {
+  std::vector<const MeasuredPoint*> by_time;
+  for (const MeasuredPoint& p : state.points()) by_time.push_back(&p);
+  std::sort(by_time.begin(), by_time.end(), [](const MeasuredPoint* a, const MeasuredPoint* b) {
+    return a->measurement.time < b->measurement.time;
+  });
+  std::vector<std::size_t> ids;
+  for (std::size_t i = 0; i < std::min(count, by_time.size()); ++i) ids.push_back(by_time[i]->id);
+  return ids;
+}
+
+// Up to `count` points to read again where a per-clock front decision is open.
+std::vector<std::size_t> to_repeat(const SearchState& state, const ClockLayout& layout,
+                                   std::size_t count) {
+  const Point2 sigma = state.noise();
+  if (sigma.x == 0.0 && sigma.y == 0.0) return {};
+  std::vector<std::vector<std::size_t>> ids;
+  const std::vector<std::vector<SampledPoint>> points = state.sampled_by_clock(layout, ids);
+  std::vector<std::size_t> out;
+  for (const SetIndex& p : points_to_repeat(points, sigma, kMaxSamples, count)) {
+    out.push_back(ids[p.set][p.index]);
+  }
+  return out;
+}
+
 }  // namespace
 
 StopReason run_kareus(SearchState& state) {
@@ -205,6 +242,28 @@ StopReason run_kareus(SearchState& state) {
   Rng rng(state.options().seed);
 
   ClockFronts fronts(layout.clocks(), kTolerance);
+  const auto add_to_fronts = [&](std::size_t from) {
+    double moved = 0.0;
+    for (std::size_t i = from; i < state.points().size(); ++i) {
+      const MeasuredPoint& p = state.points()[i];
+      moved = std::max(
+          moved, fronts.add(layout.clock_of[p.id],
+                            {p.measurement.time.value(), p.measurement.dynamic_energy.value()}));
+    }
+    return moved;
+  };
+  const std::size_t max_repeats =
+      static_cast<std::size_t>(kRepeatShare * static_cast<double>(plan.cap));
+  // Repeats where a front decision is open; the fronts are rebuilt from the new means.
+  const auto settle = [&](std::vector<std::size_t> ids) {
+    const std::size_t spent_on_repeats = state.spent() - state.points().size();
+    ids.resize(std::min({ids.size(), max_repeats - std::min(max_repeats, spent_on_repeats),
+                         plan.cap - std::min(plan.cap, state.spent())}));
+    if (ids.empty()) return;
+    state.repeat(ids);
+    fronts = ClockFronts(layout.clocks(), kTolerance);
+    add_to_fronts(0);
+  };
   const auto take = [&](const std::vector<std::size_t>& ids,
                         const std::vector<std::string>& labels) {
     const std::size_t before = state.points().size();
@@ -215,25 +274,25 @@ StopReason run_kareus(SearchState& state) {
       state.measure(std::vector<std::size_t>(ids.begin() + begin, ids.begin() + end),
                     std::vector<std::string>(labels.begin() + begin, labels.begin() + end));
     }
-    double moved = 0.0;
-    for (std::size_t i = before; i < state.points().size(); ++i) {
-      const MeasuredPoint& p = state.points()[i];
-      moved = std::max(
-          moved, fronts.add(layout.clock_of[p.id],
-                            {p.measurement.time.value(), p.measurement.dynamic_energy.value()}));
-    }
-    return moved;
+    return add_to_fronts(before);
   };
   const std::vector<std::size_t> initial = initial_sample(layout, plan.initial, rng);
   take(initial, std::vector<std::string>(initial.size(), "initial"));
+  // The probe; with noise, the rest of the coverage decision (its shapes and the runner-up) too.
+  settle(fastest(state, kProbe));
+  if (state.noise().x > 0.0 || state.noise().y > 0.0) {
+    std::vector<std::size_t> decision = fastest(state, kCoverShapes + 1);
+    std::erase_if(decision, [&](std::size_t id) { return state.point_of(id).samples > 1; });
+    settle(decision);
+  }
   {
     std::vector<std::size_t> cover = coverage(state, layout);
-    cover.resize(std::min(cover.size(), plan.cap - std::min(plan.cap, state.points().size())));
+    cover.resize(std::min(cover.size(), plan.cap - std::min(plan.cap, state.spent())));
     take(cover, std::vector<std::string>(cover.size(), "clock_coverage"));
   }
 
   std::size_t still = 0;
-  while (state.remaining() > 0 && state.points().size() < plan.cap) {
+  while (state.remaining() > 0 && state.spent() < plan.cap) {
     const Observed seen = observed(state, features);
     const std::vector<std::size_t> candidates = state.unmeasured();
     BoosterParams params;
@@ -243,7 +302,7 @@ StopReason run_kareus(SearchState& state) {
         problem.static_power());
 
     const std::vector<Tier> tier = tiers(state, layout, neighbours, candidates);
-    const std::size_t count = std::min(plan.batch_size, plan.cap - state.points().size());
+    const std::size_t count = std::min(plan.batch_size, plan.cap - state.spent());
     std::vector<std::string> labels;
     std::vector<std::size_t> ids;
     for (std::size_t c : pick_greedy(seen.dynamic, fronts, layout, candidates, predicted.dynamic,
@@ -253,6 +312,7 @@ StopReason run_kareus(SearchState& state) {
     // The model expects nothing left to move any front: as still as a still batch.
     if (ids.empty()) return state.stop_reason(StopReason::kConverged);
     const double moved = take(ids, labels);
+    settle(to_repeat(state, layout, plan.batch_size));
     still = moved < kStillMove ? still + 1 : 0;
     if (still >= kStillBatches && fronts.covered() == fronts.clocks()) {
       return state.stop_reason(StopReason::kConverged);

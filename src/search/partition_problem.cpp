@@ -21,10 +21,17 @@ std::vector<double> PartitionProblem::physical_features(std::size_t id) const {
 }
 
 std::vector<Measurement> PartitionProblem::measure(const std::vector<std::size_t>& ids) {
+  return measure_repeat(ids, 0);
+}
+
+std::vector<Measurement> PartitionProblem::measure_repeat(const std::vector<std::size_t>& ids,
+                                                          std::size_t repeat) {
   std::vector<partition::ExecConfig> configs;
   for (std::size_t id : ids) configs.push_back(space_.at(id));
   std::vector<Measurement> out;
-  for (const executor::Measurement& m : executor_.measure(partition_, configs)) {
+  for (const executor::Measurement& m :
+       repeat == 0 ? executor_.measure(partition_, configs)
+                   : executor_.measure_repeat(partition_, configs, repeat)) {
     out.push_back({m.time, m.total_energy, m.dynamic_energy, m.gpu_cost, false});
   }
   return out;

@@ -30,4 +30,8 @@ std::vector<double> Problem::physical_features(std::size_t) const {
   return {};
 }
 
+std::vector<Measurement> Problem::measure_repeat(const std::vector<std::size_t>& ids, std::size_t) {
+  return measure(ids);
+}
+
 }  // namespace kareus::search

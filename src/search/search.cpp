@@ -51,11 +51,16 @@ const char* to_string(StopReason reason) {
 }
 
 std::string SearchSummary::to_string() const {
+  const std::string noise =
+      repeats == 0 ? std::string()
+                   : fmt::format(", {} repeats, noise {:.2g} time {:.2g} energy, confidence {}",
+                                 repeats, noise_time, noise_energy,
+                                 confidence ? fmt::format("{:.2f}", *confidence) : "unknown");
   return fmt::format(
-      "search {}: {} of {} configurations measured ({} taken, {} reused) in {} batches, "
+      "search {}: {} of {} configurations measured ({} taken, {} reused{}) in {} batches, "
       "hypervolume {:.6g} s*J, {:.3f} GPU-hours, stopped: {}",
-      search::to_string(strategy), measurements(), configurations, measurements_taken,
-      measurements_reused, batches, hypervolume, gpu_hours, search::to_string(stop_reason));
+      search::to_string(strategy), measurements() - repeats, configurations, measurements_taken,
+      measurements_reused, noise, batches, hypervolume, gpu_hours, search::to_string(stop_reason));
 }
 
 double observed_hypervolume(const std::vector<Measurement>& measurements) {

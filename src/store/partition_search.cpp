@@ -37,14 +37,14 @@ PartitionSearchResult search_partition(const workload::Workload& w, const partit
   search::Problem& target = stored ? static_cast<search::Problem&>(*stored) : problem;
   const search::SearchResult r = search::run_search(target, options.search);
 
-  PartitionSearchResult out{p.key, problem.space(), {}, {}, {}, r.summary};
+  PartitionSearchResult out{p.key,     problem.space(),           {}, {}, {},
+                            r.summary, r.summary.gpu_hours_reused};
   std::vector<std::size_t> position(problem.size(), 0);
   for (const search::MeasuredPoint& m : r.measured) {
     position[m.id] = out.measured.size();
     out.measured.push_back({m.id, problem.space().at(m.id), m.measurement.time,
                             m.measurement.total_energy, m.measurement.dynamic_energy,
-                            m.measurement.reused});
-    if (m.measurement.reused) out.reused_gpu_hours += to_hours(m.measurement.gpu_cost);
+                            m.measurement.reused, m.samples});
   }
   for (std::size_t id : r.frontier_total) out.frontier.push_back(out.measured[position[id]]);
   for (std::size_t id : r.frontier_dynamic) {

@@ -1,6 +1,8 @@
 // The measurement protocol and the emulator executor.
 #include "kareus/executor/executor.hpp"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "common/workloads.hpp"
@@ -75,6 +77,35 @@ TEST(EmulatorExecutor, NoiseIsSeededPerConfig) {
   EXPECT_DOUBLE_EQ(ab[1].total_energy.value(), ba[0].total_energy.value());
   EXPECT_NE(other.measure(p, {a})[0].time.value(), ab[0].time.value());
   EXPECT_NE(first.name(), EmulatorExecutor(emulator::Emulator(w.gpu)).name());
+}
+
+// Repeats are independent samples (a real GPU's readings differ run to run), the n-th sample is
+// the same in every run (resume), and their mean tends to the noise-free value.
+TEST(EmulatorExecutor, RepeatsAreIndependentSamplesThatAverageToTheTruth) {
+  const auto w = testing::llama3b(8, 1);
+  const partition::Partition p = fwd_attn();
+  const partition::ExecConfig a{"linear_0", 12, MHz(1230)};
+  EmulatorExecutor noisy(emulator::Emulator(w.gpu, {0.03, 0.0}), {}, 7);
+  EmulatorExecutor again(emulator::Emulator(w.gpu, {0.03, 0.0}), {}, 7);
+  const double truth = EmulatorExecutor(emulator::Emulator(w.gpu)).measure(p, {a})[0].time.value();
+  EXPECT_DOUBLE_EQ(noisy.measure_repeat(p, {a}, 0)[0].time.value(),
+                   again.measure(p, {a})[0].time.value());
+  constexpr int kRepeats = 400;
+  double sum = 0.0;
+  double first = 0.0;
+  for (int r = 0; r < kRepeats; ++r) {
+    const double t = noisy.measure_repeat(p, {a}, static_cast<std::size_t>(r))[0].time.value();
+    if (r == 0) {
+      first = t;
+    } else {
+      EXPECT_NE(t, first) << "repeat " << r;
+    }
+    sum += t;
+  }
+  EXPECT_DOUBLE_EQ(again.measure_repeat(p, {a}, 5)[0].time.value(),
+                   noisy.measure_repeat(p, {a}, 5)[0].time.value());
+  // 3 % noise: one reading is off by 3 % typically, the mean of 400 by 0.15 %; allow 4 x that.
+  EXPECT_NEAR(sum / kRepeats / truth, 1.0, 4 * 0.03 / std::sqrt(kRepeats));
 }
 
 }  // namespace

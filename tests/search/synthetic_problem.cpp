@@ -93,12 +93,18 @@ search::Measurement SyntheticProblem::truth(std::size_t id) const {
 }
 
 std::vector<search::Measurement> SyntheticProblem::measure(const std::vector<std::size_t>& ids) {
+  return measure_repeat(ids, 0);
+}
+
+std::vector<search::Measurement> SyntheticProblem::measure_repeat(
+    const std::vector<std::size_t>& ids, std::size_t repeat) {
   std::vector<search::Measurement> out;
   for (std::size_t id : ids) {
     if (delay_.count() > 0) std::this_thread::sleep_for(delay_);
-    measured_ids_.push_back(id);
+    if (repeat == 0) measured_ids_.push_back(id);
     if (!log_.empty()) {
-      std::ofstream(log_, std::ios::app) << key(id) << '\n';
+      std::ofstream(log_, std::ios::app)
+          << key(id) << (repeat == 0 ? "" : "#" + std::to_string(repeat)) << '\n';
     }
     out.push_back(truth(id));
   }

@@ -34,12 +34,15 @@ class SyntheticProblem : public search::Problem {
   Watts static_power() const override { return Watts(85.0); }
   std::size_t compute_ops() const override { return shape_.compute_ops; }
   std::vector<search::Measurement> measure(const std::vector<std::size_t>& ids) override;
+  // Its noise is fixed per configuration: a repeat reads the same. Logged as "key#repeat".
+  std::vector<search::Measurement> measure_repeat(const std::vector<std::size_t>& ids,
+                                                  std::size_t repeat) override;
 
-  // Every call to measure() in order, for "measured at most once" checks.
+  // Every config measure() read, in order, for "measured at most once" checks.
   const std::vector<std::size_t>& measured_ids() const { return measured_ids_; }
   // Each measure() call sleeps this long per config, to give a kill test time to strike.
   void set_delay(std::chrono::milliseconds delay) { delay_ = delay; }
-  // Appends each measured config's key, one per line and flushed, to `path`.
+  // Appends each reading's key (a repeat's with "#repeat"), one per line and flushed, to `path`.
   void set_log(std::filesystem::path path) { log_ = std::move(path); }
 
   search::Measurement truth(std::size_t id) const;

@@ -20,15 +20,20 @@ std::filesystem::path temp_db(const std::string& name) {
   return path;
 }
 
+PartitionSearchOptions kareus_with(Store& db) {
+  PartitionSearchOptions options;
+  options.search.strategy = search::Strategy::kKareus;
+  options.search.seed = 3;
+  options.store = &db;
+  return options;
+}
+
 TEST(PartitionSearch, SecondRunReusesEveryMeasurement) {
   const auto w = testing::llama3b(4, 2);
   const partition::Partition p = find_partition(w, "bwd_a_ag");
   const auto path = temp_db("reuse");
   Store db(path);
-  PartitionSearchOptions options;
-  options.search.strategy = search::Strategy::kKareus;
-  options.search.seed = 3;
-  options.store = &db;
+  const PartitionSearchOptions options = kareus_with(db);
   executor::EmulatorExecutor first{emulator::Emulator(w.gpu)};
   const PartitionSearchResult a = search_partition(w, p, first, options);
   EXPECT_GT(a.summary.measurements_taken, 0u);
@@ -47,6 +52,34 @@ TEST(PartitionSearch, SecondRunReusesEveryMeasurement) {
   // A noisy executor is another scope: nothing is reused from the exact one.
   executor::EmulatorExecutor noisy(emulator::Emulator(w.gpu, {0.03, 0.0}), {}, 3);
   EXPECT_EQ(search_partition(w, p, noisy, options).summary.measurements_reused, 0u);
+  std::filesystem::remove(path);
+}
+
+// Under noise the search repeats readings; each repeat is stored apart (config key + "#n"), so a
+// second run reads every sample back and makes the same decisions: same points, same means.
+TEST(PartitionSearch, NoisyRepeatsAreStoredAndReadBack) {
+  const auto w = testing::llama3b(4, 2);
+  const partition::Partition p = find_partition(w, "bwd_a_ag");
+  const auto path = temp_db("repeats");
+  Store db(path);
+  const PartitionSearchOptions options = kareus_with(db);
+  executor::EmulatorExecutor first(emulator::Emulator(w.gpu, {0.03, 0.0}), {}, 3);
+  const PartitionSearchResult a = search_partition(w, p, first, options);
+  EXPECT_GT(a.summary.repeats, 2u);  // the probe saw noise
+  EXPECT_EQ(db.count(scope_of(w, first, p.key)), a.summary.measurements_taken);
+  executor::EmulatorExecutor second(emulator::Emulator(w.gpu, {0.03, 0.0}), {}, 3);
+  const PartitionSearchResult b = search_partition(w, p, second, options);
+  EXPECT_EQ(b.summary.measurements_taken, 0u);
+  EXPECT_EQ(b.summary.measurements_reused, a.summary.measurements_taken);
+  EXPECT_EQ(b.summary.repeats, a.summary.repeats);
+  EXPECT_EQ(b.summary.confidence, a.summary.confidence);
+  ASSERT_EQ(a.measured.size(), b.measured.size());
+  for (std::size_t i = 0; i < a.measured.size(); ++i) {
+    EXPECT_EQ(a.measured[i].config.key(), b.measured[i].config.key());
+    EXPECT_EQ(a.measured[i].samples, b.measured[i].samples);
+    EXPECT_EQ(a.measured[i].time, b.measured[i].time);
+    EXPECT_EQ(a.measured[i].dynamic_energy, b.measured[i].dynamic_energy);
+  }
   std::filesystem::remove(path);
 }
 

@@ -1,7 +1,7 @@
 // Runs one search on a synthetic problem through the measurement store, slowly, so that a test can
 // kill it mid-run. Usage:
 //   store_resume_helper DB STRATEGY SEED DELAY_MS LOG OUT
-// LOG receives one line per measured config; OUT the result as JSON.
+// LOG receives one line per reading (repeats included); OUT the result as JSON.
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
     options.strategy = search::parse_strategy(argv[2]);
     options.seed = std::stoull(argv[3]);
     const search::SearchResult result = search::run_search(stored, options);
-    nlohmann::json out{{"measurements", result.measured.size()},
+    nlohmann::json out{{"measurements", result.summary.measurements()},
                        {"taken", result.summary.measurements_taken},
                        {"reused", result.summary.measurements_reused},
                        {"frontier_total", result.frontier_total},

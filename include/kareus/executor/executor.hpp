@@ -33,6 +33,15 @@ class Executor {
   // Measures every configuration of `p`; one result per configuration, in the order given.
   virtual std::vector<Measurement> measure(const partition::Partition& p,
                                            const std::vector<partition::ExecConfig>& configs) = 0;
+  // Measures them again as their `repeat`-th sample (0 is measure()'s reading). On a real GPU
+  // every run is a fresh sample, so this is measure(); an emulator seeds its noise with `repeat`
+  // so that a repeat is an independent sample and still the same one in every run.
+  virtual std::vector<Measurement> measure_repeat(const partition::Partition& p,
+                                                  const std::vector<partition::ExecConfig>& configs,
+                                                  std::size_t repeat) {
+    static_cast<void>(repeat);
+    return measure(p, configs);
+  }
 };
 
 // GPUs a partition's measurement occupies: the group of its collective (TP-side partitions run on
@@ -40,8 +49,9 @@ class Executor {
 int measurement_gpus(const partition::Partition& p);
 
 // Runs each configuration on the emulator through the protocol. With noise, every reading is
-// drawn from a generator seeded by (noise_seed, partition key, config key), so a configuration
-// reads the same whatever the order or run in which it is measured (resume reproduces).
+// drawn from a generator seeded by (noise_seed, partition key, config key, repeat index), so a
+// configuration's n-th sample reads the same whatever the order or run in which it is measured
+// (resume reproduces), and its repeats are independent samples.
 class EmulatorExecutor : public Executor {
  public:
   explicit EmulatorExecutor(emulator::Emulator emulator, MeasurementProtocol protocol = {},
@@ -54,6 +64,9 @@ class EmulatorExecutor : public Executor {
   // Measures in descending clock order (one settle per clock), answers in the order given.
   std::vector<Measurement> measure(const partition::Partition& p,
                                    const std::vector<partition::ExecConfig>& configs) override;
+  std::vector<Measurement> measure_repeat(const partition::Partition& p,
+                                          const std::vector<partition::ExecConfig>& configs,
+                                          std::size_t repeat) override;
   // Wall time the protocol has taken so far (drives the emulator's thermal drift).
   Seconds elapsed() const { return elapsed_; }
 

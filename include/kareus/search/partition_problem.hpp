@@ -25,6 +25,8 @@ class PartitionProblem : public Problem {
   // Logical compute ops: launch slots, since consecutive memory-bound ops form one (paper §4.1).
   std::size_t compute_ops() const override { return partition_.slots.size(); }
   std::vector<Measurement> measure(const std::vector<std::size_t>& ids) override;
+  std::vector<Measurement> measure_repeat(const std::vector<std::size_t>& ids,
+                                          std::size_t repeat) override;
 
  private:
   partition::Partition partition_;

@@ -53,6 +53,10 @@ class Problem {
   // Measures a batch; one result per id, in the order of `ids`. A real executor may reorder the
   // work internally (e.g. by clock) but must answer in this order.
   virtual std::vector<Measurement> measure(const std::vector<std::size_t>& ids) = 0;
+  // Measures them again as their `repeat`-th sample (repeat 0 is measure()'s reading). A problem
+  // whose readings have no noise reads the same again, which is this default.
+  virtual std::vector<Measurement> measure_repeat(const std::vector<std::size_t>& ids,
+                                                  std::size_t repeat);
 };
 
 }  // namespace kareus::search

@@ -50,7 +50,9 @@ struct SearchOptions {
 
 struct MeasuredPoint {
   std::size_t id = 0;
+  // The mean of its readings (one unless the search repeated it).
   Measurement measurement;
+  std::size_t samples = 1;
   std::size_t batch = 0;  // 0 is the initial sample
   // Which rule picked it ("initial", "hvi_total", "hvi_dynamic", "fastest", "uncertainty", ...).
   std::string selected_by;
@@ -59,14 +61,27 @@ struct MeasuredPoint {
 struct SearchSummary {
   Strategy strategy = Strategy::kKareus;
   std::size_t configurations = 0;
+  // Readings, repeats included; a repeat is charged like any measurement.
   std::size_t measurements_taken = 0;
   std::size_t measurements_reused = 0;
+  // Readings that repeated a configuration already read (taken or reused).
+  std::size_t repeats = 0;
+  // Relative noise of time and dynamic energy estimated from the repeats (0 without repeats).
+  double noise_time = 0.0;
+  double noise_energy = 0.0;
+  // Share of per-clock (time, dynamic energy) front points whose dominance against every other
+  // point of their clock is decided beyond 2 standard errors of the estimated noise
+  // (kareus/search/front_confidence.hpp). Unknown (nullopt) without repeats: nothing estimated
+  // the noise.
+  std::optional<double> confidence;
   std::size_t batches = 0;
   // Exact hypervolume (s x J) of the measured (time, total energy) points with the reference
   // point 1.1 x the observed maxima, the artifact's convention.
   double hypervolume = 0.0;
   // GPU time spent on measurements taken by this run (reused ones cost nothing again).
   double gpu_hours = 0.0;
+  // GPU time the reused readings (repeats included) cost when an earlier run took them.
+  double gpu_hours_reused = 0.0;
   StopReason stop_reason = StopReason::kSpaceExhausted;
 
   std::size_t measurements() const { return measurements_taken + measurements_reused; }

@@ -28,6 +28,8 @@ struct PartitionPoint {
   Joules total_energy;
   Joules dynamic_energy;
   bool reused = false;  // answered by the store
+  // Readings averaged into time and energies (the search repeats a reading under noise).
+  std::size_t samples = 1;
 };
 
 struct PartitionSearchResult {

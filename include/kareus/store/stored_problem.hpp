@@ -25,6 +25,10 @@ class StoredProblem : public search::Problem {
   // Stored configs come back marked reused; the missing ones are measured by the inner problem
   // as one batch and stored in one transaction before this returns.
   std::vector<search::Measurement> measure(const std::vector<std::size_t>& ids) override;
+  // The same for a repeat; its readings are stored under the config key plus "#repeat", so a
+  // resumed search reads each sample back in place.
+  std::vector<search::Measurement> measure_repeat(const std::vector<std::size_t>& ids,
+                                                  std::size_t repeat) override;
 
   std::size_t reused() const { return reused_; }
   std::size_t taken() const { return taken_; }
