@@ -172,6 +172,7 @@ MethodResult run_method(const workload::Workload& w, const emulator::Emulator& e
   }
   for (const auto& node : prob.dag.nodes)
     prob.option_set_of.push_back(set_index(node.stage, node.direction));
+  check_unit_time(options, frontier::smallest_unit_time(prob));
   frontier::PipelineSolverOptions so;
   so.unit_time = options.unit_time;
   result.solver = frontier::solve_pipeline(prob, so);
