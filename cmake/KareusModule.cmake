@@ -84,10 +84,12 @@ function(kareus_add_test name)
   target_compile_definitions(${name} PRIVATE
     KAREUS_TEST_DATA_DIR="${PROJECT_SOURCE_DIR}/tests/data"
     KAREUS_TEST_BINARY_DIR="${PROJECT_BINARY_DIR}")
-  # Tests keep their measurement stores in the build tree, never in the user's ~/.cache.
+  # Tests keep their measurement stores in the build tree, never in the user's ~/.cache. The label
+  # names the executable, so that `ctest -L` runs one executable's tests (scripts/sanitize.sh).
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 120
     PROPERTIES ENVIRONMENT
-      "KAREUS_DATA_DIR=${PROJECT_SOURCE_DIR}/data;XDG_CACHE_HOME=${PROJECT_BINARY_DIR}/test-cache")
+      "KAREUS_DATA_DIR=${PROJECT_SOURCE_DIR}/data;XDG_CACHE_HOME=${PROJECT_BINARY_DIR}/test-cache"
+      LABELS ${name})
 endfunction()
 
 # kareus_add_cli_test(<name> SOURCES <files>... DEPS <targets>... [USES <targets>...])
