@@ -84,9 +84,11 @@ function(kareus_add_test name)
   target_compile_definitions(${name} PRIVATE
     KAREUS_TEST_DATA_DIR="${PROJECT_SOURCE_DIR}/tests/data"
     KAREUS_TEST_BINARY_DIR="${PROJECT_BINARY_DIR}")
-  # Tests keep their measurement stores in the build tree, never in the user's ~/.cache.
+  # Tests keep their measurement stores in the build tree, never in the user's ~/.cache. The label
+  # names the executable, so that `ctest -L` runs one executable's tests (scripts/sanitize.sh).
+  # LABELS first: the ENVIRONMENT list reaches set_tests_properties split at its ';'.
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 120
-    PROPERTIES ENVIRONMENT
+    PROPERTIES LABELS ${name} ENVIRONMENT
       "KAREUS_DATA_DIR=${PROJECT_SOURCE_DIR}/data;XDG_CACHE_HOME=${PROJECT_BINARY_DIR}/test-cache")
 endfunction()
 

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs every Debian package Kareus needs (only when one is missing), then configures and
-# builds in build/. Idempotent: a second run only rebuilds what changed.
+# builds in build/. Idempotent: a second run only rebuilds what changed. With --no-build it stops
+# after the packages (make sanitize and make fuzz build their own tree).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  build-essential cmake pkg-config clang-format
+  build-essential cmake pkg-config clang clang-format
   nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libsqlite3-dev
   libeigen3-dev liblbfgspp-dev libxgboost-dev libpagmo-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev coinor-libcbc-dev
@@ -28,6 +29,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+[ "${1:-}" = "--no-build" ] && exit 0
 
 # The exact versions of web/package-lock.json, fetched again only when the lock file changes.
 if [ ! web/node_modules/.package-lock.json -nt web/package-lock.json ]; then

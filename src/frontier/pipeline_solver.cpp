@@ -643,6 +643,29 @@ std::string PipelineSolverSummary::to_string() const {
       multi_unit_steps, mean_critical_nodes, fast_end_plans, fast_end_seconds, solve_seconds);
 }
 
+Seconds smallest_unit_time(const PipelineProblem& problem) {
+  validate(problem);
+  const auto& sets = problem.option_sets;
+  const auto& of = problem.option_set_of;
+  std::vector<Seconds> slowest(sets.size(), Seconds(0));
+  for (std::size_t s = 0; s < sets.size(); ++s)
+    for (const auto& o : sets[s]) slowest[s] = std::max(slowest[s], o.time);
+  const Graph graph(problem.dag);
+  std::vector<Seconds> start(of.size());
+  const Seconds makespan = graph.earliest_starts<Seconds>([&](int v) { return slowest[of[v]]; },
+                                                          problem.transfer, start);
+  // The least-energy iteration, quantised, is at most the iteration with every instruction at its
+  // slowest option plus one unit per instruction and per transfer on its longest path (each is
+  // rounded up): at most two per instruction.
+  const auto steps = static_cast<double>(kMaxPipelineSolverSteps);
+  const double margin = 2.0 * static_cast<double>(of.size());
+  require(margin < steps / 2, "pipeline problem", "instructions", std::to_string(of.size()),
+          fmt::format("at most {}", kMaxPipelineSolverSteps / 4));
+  return std::max({makespan / (steps - margin),
+                   *std::max_element(slowest.begin(), slowest.end()) / steps,
+                   problem.transfer / steps});
+}
+
 PipelineSolverResult solve_pipeline(const PipelineProblem& problem,
                                     const PipelineSolverOptions& options) {
   validate(problem);

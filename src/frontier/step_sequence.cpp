@@ -123,9 +123,11 @@ SequencePlan plan_min_energy(std::span<const Step> steps, const SwitchCost& swit
   }
   if (static_cast<double>(n) * static_cast<double>(states) * static_cast<double>(width) > kMaxCells)
     throw Error(fmt::format(
-        "the DP would need {} steps x {} clocks x {} time quanta; use a coarser quantum or fewer "
-        "time bins",
-        n, states, width));
+        "the DP would need {} steps x {} clocks x {} time quanta = {:.3g} cells, at most {:.0e}; "
+        "use a coarser quantum or fewer time bins",
+        n, states, width,
+        static_cast<double>(n) * static_cast<double>(states) * static_cast<double>(width),
+        kMaxCells));
 
   std::vector<std::vector<long>> latency_q(states, std::vector<long>(states, 0));
   std::vector<std::vector<double>> switch_j(states, std::vector<double>(states, 0.0));

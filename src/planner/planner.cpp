@@ -176,6 +176,7 @@ MethodResult prepare_method(const workload::Workload& w, const emulator::Emulato
   }
   for (const auto& node : prob.dag.nodes)
     prob.option_set_of.push_back(set_index(node.stage, node.direction));
+  check_unit_time(options, frontier::smallest_unit_time(prob));
   return result;
 }
 

@@ -19,16 +19,20 @@ class FieldCheck {
   FieldCheck(std::string_view where, const std::map<std::string, FieldSpelling>& spellings)
       : where_(where), spellings_(spellings) {}
 
-  void number(bool ok, const std::string& field, double value, std::string_view allowed) const {
+  // How the front end spells `field`, and the factor to the unit its user types.
+  FieldSpelling spelling(const std::string& field) const {
     const auto it = spellings_.find(field);
-    const FieldSpelling spelt = it != spellings_.end() ? it->second : FieldSpelling{field, 1.0};
+    return it != spellings_.end() ? it->second : FieldSpelling{field, 1.0};
+  }
+
+  void number(bool ok, const std::string& field, double value, std::string_view allowed) const {
+    const FieldSpelling spelt = spelling(field);
     require(ok, where_, spelt.name, format_number(value * spelt.scale), allowed);
   }
 
   void text(bool ok, const std::string& field, std::string_view value,
             std::string_view allowed) const {
-    const auto it = spellings_.find(field);
-    require(ok, where_, it != spellings_.end() ? it->second.name : field, value, allowed);
+    require(ok, where_, spelling(field).name, value, allowed);
   }
 
   std::string_view where() const { return where_; }
@@ -112,9 +116,24 @@ std::vector<Method> parse_methods(std::string_view comma_separated) {
   return out;
 }
 
-void check_options(const PlanOptions& options, const workload::Workload& w, std::string_view where,
-                   const std::map<std::string, FieldSpelling>& spellings) {
-  check_with(options, w, FieldCheck(where, spellings));
+void check_options(const PlanOptions& options, const workload::Workload& w) {
+  check_with(options, w, FieldCheck(options.where, options.spellings));
+}
+
+void check_unit_time(const PlanOptions& options, Seconds smallest) {
+  const FieldCheck c(options.where, options.spellings);
+  const FieldSpelling spelt = c.spelling("unit_time_s");
+  // Six digits undo the unit conversion's rounding (1e-6 ms, not 1.0000000000000002e-06); the
+  // smallest is rounded up to two, so that the value printed is itself allowed.
+  const double typed = smallest.value() * spelt.scale;
+  const int exponent = static_cast<int>(std::floor(std::log10(typed)));
+  const double step = std::pow(10.0, exponent - 1);
+  require(options.unit_time >= smallest, c.where(), spelt.name,
+          fmt::format("{:.6g}", options.unit_time.value() * spelt.scale),
+          fmt::format("the pipeline solver takes one step per time unit of the iteration, at "
+                      "most {}; this job needs at least {:.{}f}",
+                      frontier::kMaxPipelineSolverSteps, std::ceil(typed / step) * step,
+                      std::max(0, 1 - exponent)));
 }
 
 void PlanRequest::check(const workload::Workload& w) const {
@@ -138,6 +157,8 @@ PlanOptions PlanRequest::options() const {
   o.unit_time = unit_time;
   o.clock_granularity = clock_granularity;
   o.partition_clocks.switch_latency = switch_latency;
+  o.where = where;
+  o.spellings = spellings;
   return o;
 }
 

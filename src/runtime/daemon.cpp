@@ -88,40 +88,22 @@ void Daemon::reset(unsigned gpu) {
   save_state();
 }
 
-unsigned Daemon::gpu_of(const JsonValue& request) const {
-  const JsonValue gpu = request.at("gpu");
-  const std::int64_t index = gpu.as_integer();
-  if (index < 0 || index >= static_cast<std::int64_t>(device_count_)) {
-    gpu.fail(fmt::format("this machine has GPUs 0..{}", static_cast<int>(device_count_) - 1));
-  }
-  return static_cast<unsigned>(index);
-}
-
-unsigned Daemon::owned_gpu(int client, const JsonValue& request) const {
-  const unsigned gpu = gpu_of(request);
+void Daemon::check_owner(int client, unsigned gpu) const {
   auto it = owner_.find(gpu);
-  if (it == owner_.end() || it->second != client) {
-    request.at("gpu").fail("this client has not registered that GPU");
-  }
-  return gpu;
+  if (it == owner_.end() || it->second != client)
+    throw Error::invalid("request", "/gpu", std::to_string(gpu),
+                         "this client has not registered that GPU");
 }
 
-Json Daemon::handle_register(int client, const JsonValue& request) {
-  const JsonValue gpus = request.at("gpus");
-  if (!gpus.is_array() || gpus.size() == 0) gpus.fail("expected a non-empty array of GPU indices");
-  std::vector<unsigned> wanted;
-  for (std::size_t i = 0; i < gpus.size(); ++i) {
-    const JsonValue item = gpus.at(i);
-    const std::int64_t gpu = item.as_integer();
-    if (gpu < 0 || gpu >= static_cast<std::int64_t>(device_count_)) {
-      item.fail(fmt::format("this machine has GPUs 0..{}", static_cast<int>(device_count_) - 1));
-    }
-    auto it = owner_.find(static_cast<unsigned>(gpu));
-    if (it != owner_.end() && it->second != client) item.fail("registered by another client");
-    wanted.push_back(static_cast<unsigned>(gpu));
+Json Daemon::handle_register(int client, const DaemonRequest& request) {
+  for (std::size_t i = 0; i < request.gpus.size(); ++i) {
+    auto it = owner_.find(request.gpus[i]);
+    if (it != owner_.end() && it->second != client)
+      throw Error::invalid("request", fmt::format("/gpus/{}", i), std::to_string(request.gpus[i]),
+                           "registered by another client");
   }
   Json out = Json::array();
-  for (unsigned gpu : wanted) {
+  for (unsigned gpu : request.gpus) {
     if (!supported_.contains(gpu)) {
       std::vector<unsigned> clocks;
       for (MHz f : nvml_->supported_sm_clocks(gpu))
@@ -135,15 +117,15 @@ Json Daemon::handle_register(int client, const JsonValue& request) {
   return {{"ok", true}, {"gpus", out}};
 }
 
-Json Daemon::handle_set(int client, const JsonValue& request) {
-  const unsigned gpu = owned_gpu(client, request);
-  const JsonValue clock = request.at("clock_mhz");
-  const std::int64_t mhz = clock.as_integer();
+Json Daemon::handle_set(int client, const DaemonRequest& request) {
+  const unsigned gpu = request.gpu;
+  check_owner(client, gpu);
   const auto& supported = supported_.at(gpu);
-  if (std::find(supported.begin(), supported.end(), mhz) == supported.end()) {
-    clock.fail(fmt::format("gpu {} supports {} to {} MHz in its listed steps", gpu,
-                           supported.empty() ? 0 : supported.back(),
-                           supported.empty() ? 0 : supported.front()));
+  if (std::find(supported.begin(), supported.end(), request.clock_mhz) == supported.end()) {
+    throw Error::invalid("request", "/clock_mhz", std::to_string(request.clock_mhz),
+                         fmt::format("gpu {} supports {} to {} MHz in its listed steps", gpu,
+                                     supported.empty() ? 0 : supported.back(),
+                                     supported.empty() ? 0 : supported.front()));
   }
   // Recorded before the call: a daemon killed right after it must still reset this GPU. Without
   // the record nobody could, so the clock is not changed.
@@ -155,35 +137,38 @@ Json Daemon::handle_set(int client, const JsonValue& request) {
     throw Error::device(fmt::format("{}; the clock of gpu {} was not changed", e.what(), gpu));
   }
   locked_ = std::move(locked);
-  nvml_->set_locked_sm_clock(gpu, MHz(static_cast<double>(mhz)));
+  nvml_->set_locked_sm_clock(gpu, MHz(static_cast<double>(request.clock_mhz)));
   return {{"ok", true}};
 }
 
-Json Daemon::handle_reset(int client, const JsonValue& request) {
-  const unsigned gpu = owned_gpu(client, request);
-  nvml_->reset_locked_sm_clocks(gpu);
-  locked_.erase(gpu);
+Json Daemon::handle_reset(int client, const DaemonRequest& request) {
+  check_owner(client, request.gpu);
+  nvml_->reset_locked_sm_clocks(request.gpu);
+  locked_.erase(request.gpu);
   save_state();
   return {{"ok", true}};
 }
 
-Json Daemon::handle_read_energy(const JsonValue& request) {
-  const unsigned gpu = gpu_of(request);
+Json Daemon::handle_read_energy(const DaemonRequest& request) {
   return {{"ok", true},
-          {"energy_j", nvml_->total_energy(gpu).value()},
-          {"power_w", nvml_->power(gpu).value()}};
+          {"energy_j", nvml_->total_energy(request.gpu).value()},
+          {"power_w", nvml_->power(request.gpu).value()}};
 }
 
 Json Daemon::handle(int client, const std::string& line) {
   try {
-    const JsonDocument doc = JsonDocument::parse(line, "request");
-    const JsonValue request = doc.root();
-    const std::string op = request.string("op");
-    if (op == "register") return handle_register(client, request);
-    if (op == "set_sm_clock") return handle_set(client, request);
-    if (op == "reset_sm_clock") return handle_reset(client, request);
-    if (op == "read_energy") return handle_read_energy(request);
-    request.at("op").fail("expected register, set_sm_clock, reset_sm_clock or read_energy");
+    const DaemonRequest request = parse_daemon_request(line, device_count_);
+    switch (request.op) {
+      case DaemonOp::kRegister:
+        return handle_register(client, request);
+      case DaemonOp::kSetSmClock:
+        return handle_set(client, request);
+      case DaemonOp::kResetSmClock:
+        return handle_reset(client, request);
+      case DaemonOp::kReadEnergy:
+        return handle_read_energy(request);
+    }
+    throw Error("request: unknown op", ErrorKind::kInternal);
   } catch (const Error& e) {
     return failure(e.what());
   } catch (const std::exception& e) {

@@ -48,10 +48,14 @@ ModelConfig load_model(const std::string& name_or_path) {
                          "unknown model; known: " + known + " (or a path to an HF config.json)");
   }
   const auto doc = JsonDocument::load_file(path);
-  const JsonValue r = doc.root();
+  return model_from_json(doc.root(), path.stem().string() == "config"
+                                         ? path.parent_path().filename().string()
+                                         : path.stem().string());
+}
+
+ModelConfig model_from_json(const JsonValue& r, std::string name) {
   ModelConfig m;
-  m.name = path.stem().string() == "config" ? path.parent_path().filename().string()
-                                            : path.stem().string();
+  m.name = std::move(name);
   m.model_type = r.string_or("model_type", "llama");
   m.hidden_size = r.positive_int("hidden_size");
   m.num_attention_heads = r.positive_int("num_attention_heads");

@@ -267,6 +267,19 @@ TEST(PipelineSolver, StartsFromTheLeastEnergyPlanAndEndsAtTheFastest) {
   EXPECT_FALSE(result.summary.to_string().empty());
 }
 
+// The unit a front end suggests for a refused problem is allowed, and within a factor of two of
+// the bound: at half of it the (one-option, so least-energy) iteration has too many units.
+TEST(PipelineSolver, SmallestUnitTimeIsAllowedAndWithinTwiceTheBound) {
+  Rng rng(5);
+  auto p = make_problem(4, 8, false, 70.0, [&] {
+    return std::vector<ExecutionOption>{{Seconds(rng.uniform(0.05, 0.2)), Joules(10)}};
+  });
+  p.transfer = milliseconds(3);
+  const Seconds unit = smallest_unit_time(p);
+  EXPECT_EQ(solve_pipeline(p, {unit}).frontier.size(), 1u);
+  EXPECT_THROW(solve_pipeline(p, {unit / 2}), Error);
+}
+
 TEST(PipelineSolver, RejectsInconsistentProblems) {
   auto p = make_problem(2, 2, false, 1.0, [] {
     return std::vector<ExecutionOption>{{Seconds(1), Joules(2)}};

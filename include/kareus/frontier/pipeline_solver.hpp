@@ -117,6 +117,11 @@ struct PipelineSolverResult {
   std::vector<std::vector<int>> assignments(const std::vector<std::uint32_t>& indices) const;
 };
 
+// A time unit with which `problem` keeps within kMaxPipelineSolverSteps (every option, the
+// transfer and the least-energy iteration): the bound's smallest unit up to a rounding margin of
+// two units per instruction, so a front end can name the unit its user should give.
+Seconds smallest_unit_time(const PipelineProblem& problem);
+
 // Throws kareus::Error on an inconsistent problem (option set sizes, non-positive times, a cyclic
 // DAG, negative blocking power), a non-positive unit time or more than kMaxPipelineSolverSteps
 // time units (see there).

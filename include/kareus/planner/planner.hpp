@@ -68,6 +68,13 @@ struct Metrics {
 using ExecutorFactory =
     std::function<std::unique_ptr<executor::Executor>(const workload::Workload&)>;
 
+// How a front end spells a field in its messages, and the factor from the library's unit to the
+// one its user types (1000 for a duration given in milliseconds).
+struct FieldSpelling {
+  std::string name;
+  double scale = 1.0;
+};
+
 struct PlanOptions {
   std::vector<Method> methods = default_methods();
   search::Strategy strategy = search::Strategy::kKareus;  // for Method::kKareus
@@ -88,6 +95,9 @@ struct PlanOptions {
   // Kareus methods: sees every key's search result before composition and may rewrite it (the
   // search benchmark scores a noisy search by the true values of what it measured).
   std::function<void(Method, KeyFrontiers&)> on_key_frontiers;
+  // How refusals name the request (PlanRequest::where) and its fields (PlanRequest::spellings).
+  std::string where = "plan options";
+  std::map<std::string, FieldSpelling> spellings;
 };
 
 // The emulator, with the options' noise and seed: what the partition searches measure on unless

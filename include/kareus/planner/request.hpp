@@ -31,13 +31,6 @@ struct Selection {
 // The point `selection` picks on `m`'s frontier; throws Error when none qualifies.
 const IterationPoint& select(const MethodResult& m, const Selection& selection);
 
-// How a front end spells a field in its messages, and the factor from the library's unit to the
-// one its user types (1000 for a duration given in milliseconds).
-struct FieldSpelling {
-  std::string name;
-  double scale = 1.0;
-};
-
 struct PlanRequest {
   std::vector<Method> methods = default_methods();
   search::Strategy strategy = search::Strategy::kKareus;  // for Method::kKareus
@@ -77,8 +70,10 @@ std::vector<Method> parse_methods(std::string_view comma_separated);
 
 // What PlanRequest::check checks of the options alone, with the library's field names; plan()
 // calls it, so a caller that builds PlanOptions by hand is held to the same rules.
-void check_options(const PlanOptions& options, const workload::Workload& w,
-                   std::string_view where = "plan options",
-                   const std::map<std::string, FieldSpelling>& spellings = {});
+void check_options(const PlanOptions& options, const workload::Workload& w);
+
+// Refuses options.unit_time below `smallest` (frontier::smallest_unit_time of the job's pipeline
+// problem), naming the field as options.spellings spell it; plan() calls it before the solver.
+void check_unit_time(const PlanOptions& options, Seconds smallest);
 
 }  // namespace kareus::planner

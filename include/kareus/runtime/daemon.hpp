@@ -19,6 +19,7 @@
 
 #include "kareus/core/json.hpp"
 #include "kareus/nvml/nvml.hpp"
+#include "kareus/runtime/daemon_request.hpp"
 
 namespace kareus::runtime {
 
@@ -57,12 +58,12 @@ class Daemon {
   bool holds_gpu(int client) const;
 
  private:
-  Json handle_register(int client, const JsonValue& request);
-  Json handle_set(int client, const JsonValue& request);
-  Json handle_reset(int client, const JsonValue& request);
-  Json handle_read_energy(const JsonValue& request);
-  unsigned gpu_of(const JsonValue& request) const;
-  unsigned owned_gpu(int client, const JsonValue& request) const;
+  Json handle_register(int client, const DaemonRequest& request);
+  Json handle_set(int client, const DaemonRequest& request);
+  Json handle_reset(int client, const DaemonRequest& request);
+  Json handle_read_energy(const DaemonRequest& request);
+  // Throws unless `client` registered `gpu`.
+  void check_owner(int client, unsigned gpu) const;
   void reset(unsigned gpu);
   void reset_left_over_gpus();
   void stop_listening();

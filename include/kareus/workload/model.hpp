@@ -4,6 +4,10 @@
 #include <string>
 #include <vector>
 
+namespace kareus {
+class JsonValue;  // kareus/core/json.hpp
+}
+
 namespace kareus::workload {
 
 struct ModelConfig {
@@ -35,6 +39,10 @@ struct ModelConfig {
 
 // Loads data/models/<name>.json or any HF-style config.json path.
 ModelConfig load_model(const std::string& name_or_path);
+// The model an HF-style config.json document describes (what load_model reads; fuzz/ feeds it
+// bytes). Throws Error naming the field when a size is missing, not a positive int, or
+// inconsistent.
+ModelConfig model_from_json(const JsonValue& config, std::string name);
 std::vector<std::string> list_models();
 
 }  // namespace kareus::workload

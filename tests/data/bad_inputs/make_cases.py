@@ -177,6 +177,9 @@ case("plan_seed", f"plan {W} --db {{dir}}/m.db --seed {{v}}", "--seed", values=[
 case("plan_workload", "plan --workload {dir}/w.json --db {dir}/m.db", "w.json",
      files={"w.json": workload_with(lambda w: w.update(extra=1))})
 case("plan_noise", f"plan {W} --db {{dir}}/m.db --noise nan", "nan")
+# The pipeline solver's step bound, named as the flag the user typed, with the unit that fits.
+case("plan_unit_time_steps", f"plan {W} --no-db --methods megatron --unit-time-ms 1e-6",
+     ["--unit-time-ms = 1e-06", "at most 1000000", "at least 0.0052"])
 
 # kernel-dvfs: flags.
 KD = "kernel-dvfs --kernel-profile {dir}/p.csv"
@@ -191,6 +194,9 @@ case("kdvfs_trace_clock", "kernel-dvfs --trace {data}/kernel_dvfs/gpt_layer_trac
      values=["nan", "0", "-1"])
 case("kdvfs_time_bins", KD + " --time-bins {v}", ["--time-bins", "{v}"], files=PF,
      values=["0", "-1", "10000000"])
+# The DP's table bound, stated with its limit.
+case("kdvfs_dp_cells", "kernel-dvfs --model llama3.2-3b --gpu a100-sxm4-40gb --layers 64 "
+     "--time-bins 1000000", ["cells", "at most 4e+08"])
 case("kdvfs_slowdown", KD + " --slowdown {v}", "{v}", files=PF, values=["-1%", "x", "nan"])
 case("kdvfs_reference", KD + " --reference median", "median", files=PF)
 case("kdvfs_two_inputs", KD + " --model llama3.2-3b", "exactly one input", files=PF)

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds TARGET... in the one instrumented tree that the sanitized tests and the libFuzzer targets
+# share: clang with ASan and UBSan, fuzz targets enabled ($SANITIZE_BUILD, default
+# build-sanitize/). One tree, so the library is compiled once for both (docs/hardening.md).
+# Usage: scripts/sanitized-build.sh TARGET...
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${SANITIZE_BUILD:-build-sanitize}
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
+if [ ! -f "$BUILD/CMakeCache.txt" ]; then
+  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+    -DCMAKE_CXX_COMPILER=clang++ -DKAREUS_FUZZ=ON -DKAREUS_SANITIZE=address,undefined \
+    "${launcher[@]}" >/dev/null
+fi
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build "$BUILD" -j "${JOBS:-$(nproc)}" "${targets[@]}"
