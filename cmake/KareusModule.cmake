@@ -86,10 +86,12 @@ function(kareus_add_test name)
     KAREUS_TEST_BINARY_DIR="${PROJECT_BINARY_DIR}")
   # Tests keep their measurement stores in the build tree, never in the user's ~/.cache. The label
   # names the executable, so that `ctest -L` runs one executable's tests (scripts/sanitize.sh).
-  # LABELS first: the ENVIRONMENT list reaches set_tests_properties split at its ';'.
+  # One variable per property: gtest_discover_tests hands PROPERTIES on split at every ';', so a
+  # two-entry ENVIRONMENT list lost its second entry and tests wrote to the user's ~/.cache.
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 120
-    PROPERTIES LABELS ${name} ENVIRONMENT
-      "KAREUS_DATA_DIR=${PROJECT_SOURCE_DIR}/data;XDG_CACHE_HOME=${PROJECT_BINARY_DIR}/test-cache")
+    PROPERTIES LABELS ${name}
+      ENVIRONMENT "KAREUS_DATA_DIR=${PROJECT_SOURCE_DIR}/data"
+      ENVIRONMENT_MODIFICATION "XDG_CACHE_HOME=set:${PROJECT_BINARY_DIR}/test-cache")
 endfunction()
 
 # kareus_add_cli_test(<name> SOURCES <files>... DEPS <targets>... [USES <targets>...])
