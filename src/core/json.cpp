@@ -183,7 +183,13 @@ double JsonValue::as_non_negative_number() const {
   return v;
 }
 
+constexpr auto kMaxInt64 = std::numeric_limits<std::int64_t>::max();
+
 std::int64_t JsonValue::as_integer() const {
+  // An unsigned value above INT64_MAX would wrap to a negative one.
+  if (value_->is_number_unsigned() &&
+      value_->get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxInt64))
+    fail(fmt::format("expected an integer <= {}", kMaxInt64));
   if (value_->is_number_integer()) return value_->get<std::int64_t>();
   if (value_->is_number_float()) {
     const double v = value_->get<double>();

@@ -3,6 +3,8 @@
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
 
+#include <limits>
+
 namespace kareus {
 namespace {
 
@@ -55,6 +57,14 @@ TEST(Json, AValueOutlivesItsDocument) {
   EXPECT_EQ(root.integer("a"), 7);
   EXPECT_EQ(root.source(), "t.json");
   EXPECT_THROW(root.integer("c"), Error);
+}
+
+TEST(Json, IntegersBeyondInt64AreRefusedNotWrapped) {
+  const auto doc =
+      JsonDocument::parse(R"({"n": 18446744073709551615, "m": 9223372036854775807})", "big.json");
+  EXPECT_EQ(error_of([&] { doc.root().integer("n"); }),
+            "big.json: /n = 18446744073709551615: expected an integer <= 9223372036854775807");
+  EXPECT_EQ(doc.root().integer("m"), std::numeric_limits<std::int64_t>::max());
 }
 
 TEST(Json, DefaultsApplyOnlyWhenAbsent) {
