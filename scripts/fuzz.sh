@@ -19,11 +19,17 @@ failed=()
 for t in "${targets[@]}"; do
   scratch=$(mktemp -d)
   log="$BUILD/findings/$t.log"
-  echo "fuzz_$t: ${SECONDS_EACH} s"
+  if [ "$SECONDS_EACH" = 0 ]; then
+    # Replay only: every seed (past findings included) once, the same inputs on every run.
+    echo "fuzz_$t: replaying $(find "fuzz/corpus/$t" -type f | wc -l) inputs"
+    inputs=("fuzz/corpus/$t"/*)
+  else
+    echo "fuzz_$t: ${SECONDS_EACH} s"
+    inputs=(-max_total_time="$SECONDS_EACH" "$scratch" "fuzz/corpus/$t")
+  fi
   if UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    "$BUILD/fuzz/fuzz_$t" -max_total_time="$SECONDS_EACH" -max_len=65536 -timeout=10 \
-    -rss_limit_mb=4096 -artifact_prefix="$BUILD/findings/${t}-" -print_final_stats=1 \
-    "$scratch" "fuzz/corpus/$t" >"$log" 2>&1; then
+    "$BUILD/fuzz/fuzz_$t" -max_len=65536 -timeout=10 -rss_limit_mb=4096 \
+    -artifact_prefix="$BUILD/findings/${t}-" -print_final_stats=1 "${inputs[@]}" >"$log" 2>&1; then
     tail -n 4 "$log"
   else
     tail -n 60 "$log"

@@ -169,7 +169,9 @@ GpuSpec parse_gpu(const JsonValue& r) {
 GpuSpec load_gpu(const std::string& name_or_path) {
   fs::path path = name_or_path;
   if (path.extension() != ".json") path = data_dir() / "gpus" / (name_or_path + ".json");
-  if (!fs::exists(path)) {
+  // A name too long for the file system is an unknown name, not an exception.
+  std::error_code missing;
+  if (!fs::exists(path, missing)) {
     std::string known;
     for (const auto& n : list_gpus()) known += (known.empty() ? "" : ", ") + n;
     throw Error::invalid("", "gpu", name_or_path, "unknown GPU; known: " + known);

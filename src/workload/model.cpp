@@ -41,7 +41,9 @@ double ModelConfig::active_parameters() const {
 ModelConfig load_model(const std::string& name_or_path) {
   fs::path path = name_or_path;
   if (path.extension() != ".json") path = data_dir() / "models" / (name_or_path + ".json");
-  if (!fs::exists(path)) {
+  // A name too long for the file system is an unknown name, not an exception.
+  std::error_code missing;
+  if (!fs::exists(path, missing)) {
     std::string known;
     for (const auto& n : list_models()) known += (known.empty() ? "" : ", ") + n;
     throw Error::invalid("", "model", name_or_path,

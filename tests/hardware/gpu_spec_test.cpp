@@ -11,6 +11,15 @@
 namespace kareus {
 namespace {
 
+TEST(GpuCatalogue, ANameTooLongForAFileIsAnUnknownGpu) {
+  try {
+    load_gpu(std::string(400, 'x'));
+    FAIL() << "a 400-character GPU name was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown GPU"), std::string::npos) << e.what();
+  }
+}
+
 TEST(GpuCatalogue, HasTheIssueGpus) {
   const auto names = list_gpus();
   for (const char* n : {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm", "h200", "a40", "rtx3080ti"})

@@ -135,6 +135,16 @@ TEST(Workload, RejectsBadLayouts) {
   }
 }
 
+TEST(Workload, ANameTooLongForAFileIsAnUnknownModel) {
+  // Found by fuzz_workload: the catalogue lookup threw std::filesystem_error (ENAMETOOLONG).
+  try {
+    load_model(std::string(400, 'x'));
+    FAIL() << "a 400-character model name was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown model"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Workload, LoadsHfStyleConfig) {
   const auto m = load_model("qwen3-1.7b");
   EXPECT_TRUE(m.qk_norm);
