@@ -637,8 +637,7 @@ std::string PipelineSolverSummary::to_string() const {
   return fmt::format(
       "pipeline solver: {} steps ({} max-flow solves) from {} to {} time units, {} with "
       "off-critical lengthening undone, {} taken several at once, {:.1f} critical instructions per "
-      "step on average, {} "
-      "fast-end LP plans ({:.3f} s), {:.3f} s",
+      "step on average, {} fast-end LP plans ({:.3f} s), {:.3f} s",
       steps, min_cuts, planned_slowest_units, planned_fastest_units, fallback_steps,
       multi_unit_steps, mean_critical_nodes, fast_end_plans, fast_end_seconds, solve_seconds);
 }
