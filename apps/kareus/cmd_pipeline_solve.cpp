@@ -9,7 +9,9 @@
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/core/table.hpp"
+#include "kareus/frontier/pipeline_solver.hpp"
 #include "kareus/frontier/stage_profile.hpp"
+#include "kareus/frontier/unit_time.hpp"
 
 namespace kareus::cli {
 namespace {
@@ -145,12 +147,24 @@ void register_pipeline_solve_command(CLI::App& app) {
     s.problem =
         frontier::pipeline_problem(s.profile, flags->microbatches, Watts(flags->p_blocking_w));
     s.problem.transfer = milliseconds(flags->transfer_ms);
-    try {
-      s.result = frontier::solve_pipeline(s.problem, {milliseconds(flags->unit_time_ms)});
-    } catch (const Error& e) {
-      // The solver knows option sets and time units; the user knows the file.
-      throw Error(fmt::format("{}: {}", flags->profile, e.what()), e.kind());
+    // The solver knows option sets and time units; the user knows the file.
+    const auto about_the_profile = [&](auto&& step) {
+      try {
+        return step();
+      } catch (const Error& e) {
+        throw Error(fmt::format("{}: {}", flags->profile, e.what()), e.kind());
+      }
+    };
+    // One option longer than the step bound is the profile's fault, and the solver names its row;
+    // an iteration too long in total is the unit's, named by its flag with the smallest that works.
+    const Seconds unit = milliseconds(flags->unit_time_ms);
+    const Seconds longest_option = frontier::longest_option_time(s.problem);
+    if (longest_option.value() / unit.value() <= frontier::kMaxPipelineSolverSteps) {
+      const Seconds smallest =
+          about_the_profile([&] { return frontier::smallest_unit_time(s.problem); });
+      frontier::require_unit_time(unit, smallest, "command line", "--unit-time-ms", 1e3);
     }
+    s.result = about_the_profile([&] { return frontier::solve_pipeline(s.problem, {unit}); });
     std::cerr << s.result.summary.to_string() << "\n";
     // Fastest first, as every frontier kareus prints.
     s.points.assign(s.result.frontier.points().begin(), s.result.frontier.points().end());

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "kareus/core/error.hpp"
+#include "kareus/frontier/unit_time.hpp"
 #include "kareus/partition/partition.hpp"
 
 namespace kareus::planner {
@@ -121,19 +122,8 @@ void check_options(const PlanOptions& options, const workload::Workload& w) {
 }
 
 void check_unit_time(const PlanOptions& options, Seconds smallest) {
-  const FieldCheck c(options.where, options.spellings);
-  const FieldSpelling spelt = c.spelling("unit_time_s");
-  // Six digits undo the unit conversion's rounding (1e-6 ms, not 1.0000000000000002e-06); the
-  // smallest is rounded up to two, so that the value printed is itself allowed.
-  const double typed = smallest.value() * spelt.scale;
-  const int exponent = static_cast<int>(std::floor(std::log10(typed)));
-  const double step = std::pow(10.0, exponent - 1);
-  require(options.unit_time >= smallest, c.where(), spelt.name,
-          fmt::format("{:.6g}", options.unit_time.value() * spelt.scale),
-          fmt::format("the pipeline solver takes one step per time unit of the iteration, at "
-                      "most {}; this job needs at least {:.{}f}",
-                      frontier::kMaxPipelineSolverSteps, std::ceil(typed / step) * step,
-                      std::max(0, 1 - exponent)));
+  const FieldSpelling spelt = FieldCheck(options.where, options.spellings).spelling("unit_time_s");
+  frontier::require_unit_time(options.unit_time, smallest, options.where, spelt.name, spelt.scale);
 }
 
 void PlanRequest::check(const workload::Workload& w) const {

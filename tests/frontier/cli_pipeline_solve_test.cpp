@@ -131,9 +131,14 @@ TEST(PipelineSolveCli, RefusesMoreStepsThanTheBoundInsteadOfRunning) {
   expect_rejected(
       "--stage-profile '" + kProfile + "' --microbatches 8 --p-blocking 70 --unit-time-ms 1e-9",
       {"gpt3-175b+a40_bf16.csv", "at most 1000000 time units"});
-  // 100,000 microbatches of about 0.4 s: 4e7 units of 1 ms.
+  // 10,000 microbatches: about 4e6 units of 1 ms. Every option fits the bound, so the unit is at
+  // fault: the message names its flag and the smallest unit that works.
+  expect_rejected(
+      "--stage-profile '" + kProfile + "' --microbatches 10000 --p-blocking 70",
+      {"command line: --unit-time-ms = 1:", "at most 1000000", "this job needs at least 7.7"});
+  // 100,000 microbatches: more instructions than the solver takes at any unit.
   expect_rejected("--stage-profile '" + kProfile + "' --microbatches 100000 --p-blocking 70",
-                  {"gpt3-175b+a40_bf16.csv", "least-energy iteration time", "coarser time unit"});
+                  {"gpt3-175b+a40_bf16.csv", "instructions = 1600000", "at most 250000"});
 }
 
 // Every path from the first forward to the last backward crosses the 7 stage boundaries down and
