@@ -15,6 +15,7 @@
 #include "kareus/energylens/bootstrap.hpp"
 #include "kareus/energylens/evaluate.hpp"
 #include "kareus/energylens/import.hpp"
+#include "kareus/energylens/metrics.hpp"
 
 namespace el = kareus::energylens;
 
@@ -92,12 +93,13 @@ int main() {
       {"TokenPowerBench (H100 NVL, batch x output length)", el::ImportFormat::kTokenpowerbench,
        "tokenpowerbench/tokenpowerbench_upstream_runs.csv"}};
 
-  kareus::TextTable summary(
-      {"dataset", "model", "MAPE % (n=50)", "Top-1 %", "regret %", "pairwise %"});
+  kareus::TextTable summary({"dataset", "model", "MAPE % (n=50)", "Top-1 %", "regret %",
+                             "pairwise %",
+                             fmt::format("pairwise > {:g} % apart %", 100 * el::kSeparation)});
   summary.add_row(
-      {"paper (940 scenarios, not released)", "EnergyLens", "13.0", "88.2", "-", "95.8"});
-  summary.add_row({"paper", "closest analytical baseline", "-", "60.9", "-", "91.5"});
-  summary.add_row({"paper", "random forest", "49.0", "-", "-", "-"});
+      {"paper (940 scenarios, not released)", "EnergyLens", "13.0", "88.2", "-", "95.8", "-"});
+  summary.add_row({"paper", "closest analytical baseline", "-", "60.9", "-", "91.5", "-"});
+  summary.add_row({"paper", "random forest", "49.0", "-", "-", "-", "-"});
   kareus::TextTable transfer(
       {"dataset", "held out", "folds", "model", "MAPE %", "Top-1 %", "pairwise %"});
   std::string details;
@@ -114,11 +116,11 @@ int main() {
     const el::EvaluationReport rp = el::evaluate(imported.data, with_terms);
     const std::string kTerms = "energylens + parallel terms";
     for (const auto& [name, m] : r.scores)
-      summary.add_row(
-          {s.name, name, pct(m.mape), pct100(m.top1), pct100(m.regret), pct100(m.pairwise)});
+      summary.add_row({s.name, name, pct(m.mape), pct100(m.top1), pct100(m.regret),
+                       pct100(m.pairwise), pct100(m.pairwise_separated)});
     const el::ModelScores& mp = rp.scores.at("energylens");
-    summary.add_row(
-        {s.name, kTerms, pct(mp.mape), pct100(mp.top1), pct100(mp.regret), pct100(mp.pairwise)});
+    summary.add_row({s.name, kTerms, pct(mp.mape), pct100(mp.top1), pct100(mp.regret),
+                     pct100(mp.pairwise), pct100(mp.pairwise_separated)});
     for (std::size_t i = 0; i < r.leave_one_out.size(); ++i) {
       const el::LeaveOneOut& l = r.leave_one_out[i];
       for (const auto& [name, m] : l.scores)

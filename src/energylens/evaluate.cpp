@@ -23,6 +23,7 @@ struct RunScore {
   double regret;
   double pairwise;
   double pairwise_parallelism;
+  double pairwise_separated;
 };
 
 std::vector<std::unique_ptr<Predictor>> predictors(const Dataset& data, const FitOptions& fit,
@@ -75,7 +76,9 @@ std::map<std::string, RunScore> score_rows(const Dataset& data,
     std::vector<double> predicted;
     for (std::size_t r : rows) predicted.push_back(p.values[r]);
     const SelectionScore sel = selection_score(data.samples, rows, predicted);
-    RunScore score{std::nullopt, sel.top1, sel.regret, sel.pairwise, sel.pairwise_parallelism};
+    RunScore score{
+        std::nullopt,          sel.top1, sel.regret, sel.pairwise, sel.pairwise_parallelism,
+        sel.pairwise_separated};
     if (p.energy) score.mape = mape_percent(measured, predicted);
     out[name] = score;
   }
@@ -109,7 +112,7 @@ Scores summarise(const std::vector<std::map<std::string, RunScore>>& runs) {
   Scores out;
   if (runs.empty()) return out;
   for (const auto& [name, first] : runs.front()) {
-    std::vector<double> mape, top1, regret, pairwise, parallelism;
+    std::vector<double> mape, top1, regret, pairwise, parallelism, separated;
     for (const auto& run : runs) {
       const RunScore& r = run.at(name);
       if (r.mape) mape.push_back(*r.mape);
@@ -117,6 +120,7 @@ Scores summarise(const std::vector<std::map<std::string, RunScore>>& runs) {
       regret.push_back(r.regret);
       pairwise.push_back(r.pairwise);
       parallelism.push_back(r.pairwise_parallelism);
+      separated.push_back(r.pairwise_separated);
     }
     ModelScores m;
     if (first.mape) m.mape = stat_of(mape);
@@ -124,6 +128,7 @@ Scores summarise(const std::vector<std::map<std::string, RunScore>>& runs) {
     m.regret = stat_of(regret);
     m.pairwise = stat_of(pairwise);
     m.pairwise_parallelism = stat_of(parallelism);
+    m.pairwise_separated = stat_of(separated);
     out[name] = m;
   }
   return out;
@@ -233,17 +238,19 @@ Json scores_json(const Scores& scores) {
                      {"top1", stat_json(m.top1, 100.0)},
                      {"regret", stat_json(m.regret, 100.0)},
                      {"pairwise", stat_json(m.pairwise, 100.0)},
-                     {"pairwise_parallelism", stat_json(m.pairwise_parallelism, 100.0)}};
+                     {"pairwise_parallelism", stat_json(m.pairwise_parallelism, 100.0)},
+                     {"pairwise_separated", stat_json(m.pairwise_separated, 100.0)}};
   }
   return out;
 }
 
 std::string scores_table(const Scores& scores) {
-  TextTable t(
-      {"model", "MAPE %", "Top-1 %", "regret %", "pairwise %", "pairwise across TP/PP/DP %"});
+  TextTable t({"model", "MAPE %", "Top-1 %", "regret %", "pairwise %", "pairwise across TP/PP/DP %",
+               fmt::format("pairwise, configurations > {:g} % apart %", 100 * kSeparation)});
   for (const auto& [name, m] : scores)
     t.add_row({name, cell(m.mape, 1.0), cell(m.top1, 100.0), cell(m.regret, 100.0),
-               cell(m.pairwise, 100.0), cell(m.pairwise_parallelism, 100.0)});
+               cell(m.pairwise, 100.0), cell(m.pairwise_parallelism, 100.0),
+               cell(m.pairwise_separated, 100.0)});
   return t.render_markdown();
 }
 

@@ -26,6 +26,7 @@ SelectionScore selection_score(const std::vector<Sample>& samples,
   for (std::size_t i = 0; i < rows.size(); ++i) score_of[rows[i]] = score[i];
   SelectionScore out;
   double top1_sum = 0.0, regret_sum = 0.0, pair_sum = 0.0, parallel_sum = 0.0;
+  double separated_sum = 0.0;
   for (const auto& group : scenario_groups(samples, rows)) {
     if (group.size() < 2) continue;
     double best_measured = std::numeric_limits<double>::infinity();
@@ -53,9 +54,16 @@ SelectionScore selection_score(const std::vector<Sample>& samples,
         pair_sum += credit;
         ++out.pairs;
         const Sample &a = samples[group[i]], &b = samples[group[j]];
-        if (a.tp != b.tp || a.pp != b.pp || a.dp != b.dp) {
+        const bool parallel = a.tp != b.tp || a.pp != b.pp || a.dp != b.dp;
+        if (parallel) {
           parallel_sum += credit;
           ++out.parallelism_pairs;
+        }
+        const double ea = a.energy->value(), eb = b.energy->value();
+        if ((parallel || a.batch != b.batch) &&
+            std::max(ea, eb) > (1.0 + kSeparation) * std::min(ea, eb)) {
+          separated_sum += credit;
+          ++out.separated_pairs;
         }
       }
     }
@@ -66,6 +74,8 @@ SelectionScore selection_score(const std::vector<Sample>& samples,
   out.pairwise = out.pairs ? pair_sum / static_cast<double>(out.pairs) : nan;
   out.pairwise_parallelism =
       out.parallelism_pairs ? parallel_sum / static_cast<double>(out.parallelism_pairs) : nan;
+  out.pairwise_separated =
+      out.separated_pairs ? separated_sum / static_cast<double>(out.separated_pairs) : nan;
   return out;
 }
 

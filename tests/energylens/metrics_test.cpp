@@ -60,6 +60,26 @@ TEST(EnergyLensMetrics, TiesAreDocumentedHalves) {
   EXPECT_DOUBLE_EQ(score.pairwise, 4.5 / 5.0);
 }
 
+TEST(EnergyLensMetrics, SeparatedPairsAreDistinctConfigurationsMoreThanFivePercentApart) {
+  // Batches 1, 2, 4 measured 100, 103, 120 J, and a repeat of batch 4 at 130 J. Of the six
+  // pairs only (1, 4), (2, 4), (1, 4'), (2, 4') are distinct configurations more than 5 % apart
+  // (100 vs 103 is within 5 %; 120 vs 130 is one configuration run twice). The prediction orders
+  // (1, 2) and the repeat wrong, and of the separated pairs only (1, 4') wrong: 3 of 4.
+  std::vector<Sample> s = {row("A", 100), row("A", 103), row("A", 120), row("A", 130)};
+  s[0].batch = 1.0;
+  s[1].batch = 2.0;
+  s[2].batch = s[3].batch = 4.0;
+  const SelectionScore score = selection_score(s, {0, 1, 2, 3}, {2.0, 1.0, 5.0, 1.5});
+  EXPECT_EQ(score.pairs, 6u);
+  EXPECT_EQ(score.separated_pairs, 4u);
+  EXPECT_DOUBLE_EQ(score.pairwise_separated, 3.0 / 4.0);
+  // Exactly at the threshold (105 / 100 - 1 = kSeparation) a pair is not separated.
+  std::vector<Sample> e = {row("B", 100), row("B", 100 * (1.0 + kSeparation))};
+  e[1].batch = 2.0;
+  EXPECT_EQ(selection_score(e, {0, 1}, {1.0, 2.0}).separated_pairs, 0u);
+  EXPECT_TRUE(std::isnan(selection_score(e, {0, 1}, {1.0, 2.0}).pairwise_separated));
+}
+
 TEST(EnergyLensMetrics, OnlyTheListedRowsCount) {
   const std::vector<Sample> s = {row("A", 1), row("A", 2), row("A", 3)};
   const SelectionScore score = selection_score(s, {1, 2}, {5.0, 4.0});

@@ -37,6 +37,7 @@ struct ModelScores {
   Stat regret;  // energy of the pick over the scenario's least, minus 1 (metrics.hpp)
   Stat pairwise;
   Stat pairwise_parallelism;  // count 0 when no scenario varies TP, PP or DP
+  Stat pairwise_separated;    // pairs of configurations more than kSeparation apart
 };
 
 using Scores = std::map<std::string, ModelScores>;

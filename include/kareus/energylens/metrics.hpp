@@ -27,7 +27,17 @@ struct SelectionScore {
   // The same over the pairs whose TP, PP or DP differ: how well the parallelism terms rank.
   double pairwise_parallelism = 0.0;
   std::size_t parallelism_pairs = 0;
+  // The same over the pairs a choice can tell apart: different configurations (TP, PP, DP or
+  // batch) whose measured energies differ by more than kSeparation. Pairs closer than that, and
+  // repeated runs of one configuration, are ordered by run-to-run noise as much as by the model.
+  double pairwise_separated = 0.0;
+  std::size_t separated_pairs = 0;
 };
+
+// Relative gap in measured energy (larger / smaller - 1) below which a pair is not "separated".
+// 5 %: repeated runs of one TokenPowerBench configuration lie a median 7.6 % apart
+// (docs/benchmarks/energylens.md), so closer pairs are within run-to-run noise.
+inline constexpr double kSeparation = 0.05;
 
 // `score[i]` ranks samples[rows[i]] (lower = better); its scale does not matter.
 SelectionScore selection_score(const std::vector<Sample>& samples,
