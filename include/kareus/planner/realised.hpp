@@ -12,7 +12,8 @@
 
 namespace kareus::planner {
 
-// `keys` with every reading replaced by the noise-free emulator's value of the same configuration.
+// `keys` with every reading replaced by the noise-free emulator's value of the same configuration
+// (and no noise estimated).
 KeyFrontiers true_readings(const workload::Workload& w, KeyFrontiers keys);
 
 // The true (time, energy) of every frontier point's plan of a Kareus method, Pareto-pruned, by
