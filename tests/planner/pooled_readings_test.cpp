@@ -45,7 +45,7 @@ TEST(PooledReadings, WithoutNoiseEveryReadingIsKept) {
   for (std::size_t i = 0; i < readings.size(); ++i) EXPECT_EQ(pooled[i], readings[i].value);
 }
 
-TEST(PooledReadings, UnderNoiseAloneTheErrorIsTheAdditiveFitsClosedForm) {
+TEST(PooledReadings, UnderNoiseAloneTheErrorIsTheFitsClosedForm) {
   // Least squares on a full S x C additive design leaves sigma^2 (S + C - 1) / (S C) per cell.
   const double sigma = 0.03;
   Rng rng(2);
@@ -89,12 +89,10 @@ TEST(PooledReadings, ALuckyReadingNoLongerReordersTwoShapes) {
   EXPECT_GT(pooled[11], pooled[10]);
 }
 
-TEST(PooledReadings, KeysWithoutEstimatedNoiseAreReturnedAsTheyAre) {
-  store::PartitionSearchResult r{
-      "k", partition::ConfigSpace("k", {MHz(1000), MHz(1100), MHz(1200)}, {1, 2}, {"norm_0"}),
-      {},  {},
-      {},  {},
-      0};
+// Two SM counts at three clocks, readings with some interaction.
+store::PartitionSearchResult small_key() {
+  const partition::ConfigSpace space("k", {MHz(1000), MHz(1100), MHz(1200)}, {1, 2}, {"norm_0"});
+  store::PartitionSearchResult r{"k", space, {}, {}, {}, {}, 0};
   for (int c = 0; c < 3; ++c) {
     for (int sms = 1; sms <= 2; ++sms) {
       store::PartitionPoint p;
@@ -105,6 +103,11 @@ TEST(PooledReadings, KeysWithoutEstimatedNoiseAreReturnedAsTheyAre) {
       r.measured.push_back(p);
     }
   }
+  return r;
+}
+
+TEST(PooledReadings, KeysWithoutEstimatedNoiseAreReturnedAsTheyAre) {
+  const store::PartitionSearchResult r = small_key();
   KeyFrontiers keys{{"k", r}};
   const auto same = pooled_readings(keys).at("k").measured;
   for (std::size_t i = 0; i < same.size(); ++i) {
@@ -113,14 +116,31 @@ TEST(PooledReadings, KeysWithoutEstimatedNoiseAreReturnedAsTheyAre) {
   }
   keys.at("k").summary.noise_time = 0.03;
   keys.at("k").summary.noise_energy = 0.03;
+  keys.at("k").summary.repeats = 2;
   const auto pooled = pooled_readings(keys).at("k").measured;
+  bool moved = false;
   for (std::size_t i = 0; i < pooled.size(); ++i) {
+    moved = moved || pooled[i].time.value() != r.measured[i].time.value();
     // Static energy follows the pooled time.
     const Watts static_power =
         (r.measured[i].total_energy - r.measured[i].dynamic_energy) / r.measured[i].time;
     const Watts pooled_power = (pooled[i].total_energy - pooled[i].dynamic_energy) / pooled[i].time;
     EXPECT_NEAR(pooled_power.value(), static_power.value(), 1e-12);
   }
+  EXPECT_TRUE(moved);
+}
+
+TEST(PooledReadings, TheNoiseIsEstimatedFromEveryKeysRepeats) {
+  // Key "k" was never repeated; key "j" was and estimated the noise, which "k" is pooled with.
+  KeyFrontiers keys{{"k", small_key()}, {"j", small_key()}};
+  keys.at("j").summary.noise_time = 0.03;
+  keys.at("j").summary.repeats = 2;
+  const auto pooled = pooled_readings(keys);
+  EXPECT_EQ(pooled.at("k").measured[1].time.value(), pooled.at("j").measured[1].time.value());
+  EXPECT_NE(pooled.at("k").measured[1].time.value(), keys.at("k").measured[1].time.value());
+  // Energy had no noise estimated anywhere: kept.
+  EXPECT_EQ(pooled.at("k").measured[1].dynamic_energy.value(),
+            keys.at("k").measured[1].dynamic_energy.value());
 }
 
 }  // namespace

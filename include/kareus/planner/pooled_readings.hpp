@@ -4,8 +4,9 @@
 // clocks say what it reads at this one: in log space, reading = shape effect + clock effect +
 // interaction + noise. Each reading is pulled toward the additive fit by the share of its
 // residual that noise explains (empirical Bayes: interaction variance tau^2 from the residuals
-// less the noise variance, weight on the reading tau^2 / (tau^2 + sigma^2 / samples)). Without
-// estimated noise the readings are left exactly as they are.
+// less the noise variance, weight on the reading tau^2 / (tau^2 + sigma^2 / samples)). A shape
+// read at one clock only has nothing to pool. Without estimated noise the readings are left
+// exactly as they are.
 #pragma once
 
 #include <cstddef>
@@ -26,8 +27,9 @@ struct LogReading {
 // Pooled estimates of `readings` (same order) for a relative noise `sigma` of one reading.
 std::vector<double> pooled_log_estimates(const std::vector<LogReading>& readings, double sigma);
 
-// Every key's time and energies pooled with its search's estimated noise (summary.noise_time,
-// summary.noise_energy); a key without estimated noise is returned as it is.
+// Every key's time and energies pooled, with the noise its searches estimated (summary.noise_time,
+// summary.noise_energy, averaged over the keys by their repeats); returned as they are when no
+// search estimated any noise.
 KeyFrontiers pooled_readings(KeyFrontiers keys);
 
 }  // namespace kareus::planner
