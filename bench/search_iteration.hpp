@@ -11,8 +11,12 @@
 // - additive epsilon with both objectives divided by E's minima: how much (as a fraction of the
 //   best time or energy) a found frontier must be shifted to cover every point of E;
 // - the fastest plan's time against E's fastest.
-// Under noise the found configurations are scored by their true values (the hook re-measures
-// them noise-free before composition), so a lucky reading does not count.
+// Under noise two scores:
+// - what the search measured: the hook re-measures the found configurations noise-free before
+//   composition, so a lucky reading does not count and the composition is not exposed to noise;
+// - what the planner delivers: the composition runs on the noisy readings, as `kareus plan` does,
+//   and each plan of its frontier is scored at the true values of the configurations it chose
+//   (kareus/planner/realised.hpp), so plans picked for lucky readings count at what they cost.
 #pragma once
 
 #include <fmt/format.h>
@@ -23,6 +27,7 @@
 #include <vector>
 
 #include "kareus/planner/planner.hpp"
+#include "kareus/planner/realised.hpp"
 #include "kareus/search/hypervolume.hpp"
 
 namespace bench_iteration {
@@ -31,10 +36,14 @@ using namespace kareus;
 using planner::Method;
 using search::Point2;
 
-std::vector<Point2> points_of(const planner::MethodResult& m) {
+std::vector<Point2> points_of(const std::vector<planner::IterationPoint>& frontier) {
   std::vector<Point2> out;
-  for (const auto& p : m.frontier) out.push_back({p.time.value(), p.energy.value()});
+  for (const auto& p : frontier) out.push_back({p.time.value(), p.energy.value()});
   return out;
+}
+
+std::vector<Point2> points_of(const planner::MethodResult& m) {
+  return points_of(m.frontier);
 }
 
 struct Scores {
@@ -81,21 +90,6 @@ std::size_t measurements(const planner::KeyFrontiers& keys) {
   return n;
 }
 
-// Replaces every measured reading by the noise-free value of the same configuration.
-void to_true_values(const workload::Workload& w, planner::KeyFrontiers& keys) {
-  executor::EmulatorExecutor exact{emulator::Emulator(w.gpu)};
-  for (auto& [key, r] : keys) {
-    std::vector<partition::ExecConfig> configs;
-    for (const auto& m : r.measured) configs.push_back(m.config);
-    const auto truth = exact.measure(store::find_partition(w, key), configs);
-    for (std::size_t i = 0; i < truth.size(); ++i) {
-      r.measured[i].time = truth[i].time;
-      r.measured[i].total_energy = truth[i].total_energy;
-      r.measured[i].dynamic_energy = truth[i].dynamic_energy;
-    }
-  }
-}
-
 struct Run {
   std::vector<Point2> frontier;
   std::map<std::string, std::size_t> per_key;  // measurements per key
@@ -103,8 +97,12 @@ struct Run {
   std::size_t paper_size = 0;
 };
 
+// How a noisy search is scored (see the top of this file); noise-free runs ignore it.
+enum class Scoring { kMeasuredTruth, kRealisedPlans };
+
 Run plan_with(const workload::Workload& w, search::Strategy strategy, std::uint64_t seed,
-              double noise, const std::map<std::string, std::size_t>& budgets) {
+              double noise, const std::map<std::string, std::size_t>& budgets,
+              Scoring scoring = Scoring::kMeasuredTruth) {
   planner::PlanOptions o;
   o.methods = {Method::kKareus};
   o.strategy = strategy;
@@ -116,9 +114,12 @@ Run plan_with(const workload::Workload& w, search::Strategy strategy, std::uint6
     for (const auto& [key, r] : keys) run.per_key[key] = r.summary.measurements();
     run.measurements = measurements(keys);
     run.paper_size = paper_size(w, keys);
-    if (noise > 0) to_true_values(w, keys);
+    if (noise > 0 && scoring == Scoring::kMeasuredTruth) keys = planner::true_readings(w, keys);
   };
-  run.frontier = points_of(planner::plan(w, o).methods.at(Method::kKareus));
+  const planner::MethodResult m = planner::plan(w, o).methods.at(Method::kKareus);
+  run.frontier = noise > 0 && scoring == Scoring::kRealisedPlans
+                     ? points_of(planner::realised_frontier(w, m))
+                     : points_of(m);
   return run;
 }
 

@@ -59,6 +59,19 @@ emulator::RunResult fixed_cost(const workload::Workload& w, const emulator::Emul
   return total;
 }
 
+std::string base_key(const std::string& config_key) {
+  return config_key.starts_with(kRecomputePrefix)
+             ? config_key.substr(std::string(kRecomputePrefix).size())
+             : config_key;
+}
+
+std::map<std::string, int> key_counts(const InstructionLayout& l) {
+  std::map<std::string, int> counts;
+  for (const auto& t : l.tagged)
+    if (!t.config_key.empty()) ++counts[t.config_key];
+  return counts;
+}
+
 }  // namespace
 
 OptionSet pareto_options(std::vector<InstructionOption> options) {
@@ -128,9 +141,7 @@ OptionSet composed_options(const workload::Workload& w, const emulator::Emulator
     std::vector<KeyPart> parts;
     bool complete = true;
     for (const auto& [config_key, count] : counts) {
-      const std::string key = config_key.starts_with(kRecomputePrefix)
-                                  ? config_key.substr(std::string(kRecomputePrefix).size())
-                                  : config_key;
+      const std::string key = base_key(config_key);
       const auto it = keys.find(key);
       if (it == keys.end()) throw Error("internal: no search result for partition key " + key);
       std::vector<frontier::ParetoPoint> pts;
@@ -187,6 +198,36 @@ OptionSet composed_options(const workload::Workload& w, const emulator::Emulator
   // instruction frontier falls back to it by itself (Kareus §4.5).
   for (auto& o : sequential_options(w, emu, stage, d, clocks)) out.push_back(std::move(o));
   return pareto_options(std::move(out));
+}
+
+emulator::RunResult composed_value(const workload::Workload& w, const emulator::Emulator& emu,
+                                   int stage, Direction d, const InstructionOption& option,
+                                   const KeyFrontiers& keys) {
+  if (!option.nanobatch || !option.step_clocks.empty())
+    throw Error("internal: composed_value takes a nanobatch option at one clock");
+  const auto layout = layout_of(w, stage, d);
+  emulator::RunResult total =
+      fixed_cost(w, emu, stage, d, layout, emulator::ClockPolicy::locked_at(option.clock));
+  for (const auto& [config_key, count] : key_counts(layout)) {
+    const std::string key = base_key(config_key);
+    const auto& chosen =
+        config_key.starts_with(kRecomputePrefix) ? option.recompute : option.configs;
+    const auto cfg = chosen.find(key);
+    const auto it = keys.find(key);
+    if (cfg == chosen.end() || it == keys.end())
+      throw Error("internal: no configuration or search result for partition key " + key);
+    const auto m = std::find_if(it->second.measured.begin(), it->second.measured.end(),
+                                [&](const store::PartitionPoint& p) {
+                                  return p.config.clock == option.clock &&
+                                         p.config.slot == cfg->second.slot &&
+                                         p.config.comm_sms == cfg->second.sms;
+                                });
+    if (m == it->second.measured.end())
+      throw Error("internal: partition key " + key + " has no reading of its configuration");
+    total.time += m->time * static_cast<double>(count);
+    total.dynamic_energy += m->dynamic_energy * static_cast<double>(count);
+  }
+  return total;
 }
 
 }  // namespace kareus::planner

@@ -11,6 +11,7 @@
 #include "kareus/core/error.hpp"
 #include "kareus/executor/executor.hpp"
 #include "kareus/executor/iteration.hpp"
+#include "kareus/planner/pooled_readings.hpp"
 #include "kareus/planner/request.hpp"
 
 namespace kareus::planner {
@@ -125,6 +126,8 @@ MethodResult prepare_method(const workload::Workload& w, const emulator::Emulato
                     options, result);
     if (options.on_key_frontiers) options.on_key_frontiers(method, keys);
   }
+  // Composed from readings pooled across clocks (identical without estimated noise).
+  const KeyFrontiers pooled = pooled_readings(keys);
   const auto& p = w.parallelism;
   result.option_sets.resize(2 * p.pp);
   for (int s = 0; s < p.pp; ++s) {
@@ -146,9 +149,9 @@ MethodResult prepare_method(const workload::Workload& w, const emulator::Emulato
           break;
         case Method::kKareus:
         case Method::kKareusExhaustive:
-          set = composed_options(w, emu, s, d, clocks, keys);
+          set = composed_options(w, emu, s, d, clocks, pooled);
           if (options.clock_granularity == ClockGranularity::kPartition)
-            set = partition_clock_options(w, emu, s, d, clocks, keys, std::move(set),
+            set = partition_clock_options(w, emu, s, d, clocks, pooled, std::move(set),
                                           options.partition_clocks);
           break;
       }

@@ -47,4 +47,11 @@ OptionSet composed_options(const workload::Workload& w, const emulator::Emulator
                            workload::Direction d, const std::vector<MHz>& clocks,
                            const KeyFrontiers& keys);
 
+// What composed_options charges for a nanobatch option at one clock (no step clocks) when its
+// keys' configurations read as in `keys`: the same sum of scaled readings plus the work no key
+// configures. Throws kareus::Error when a configuration has no reading in `keys`.
+emulator::RunResult composed_value(const workload::Workload& w, const emulator::Emulator& emu,
+                                   int stage, workload::Direction d,
+                                   const InstructionOption& option, const KeyFrontiers& keys);
+
 }  // namespace kareus::planner

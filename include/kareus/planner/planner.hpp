@@ -93,7 +93,8 @@ struct PlanOptions {
   // benchmark runs other strategies at the measurements `kareus` took on each key).
   std::map<std::string, std::size_t> key_budgets;
   // Kareus methods: sees every key's search result before composition and may rewrite it (the
-  // search benchmark scores a noisy search by the true values of what it measured).
+  // search benchmark scores a noisy search by the true values of what it measured). The
+  // composition then pools the readings across clocks (pooled_readings.hpp).
   std::function<void(Method, KeyFrontiers&)> on_key_frontiers;
   // How refusals name the request (PlanRequest::where) and its fields (PlanRequest::spellings).
   std::string where = "plan options";
