@@ -140,6 +140,7 @@ class Solver {
     shortened_by_.resize(n_);
     shortened_most_.resize(n_);
     probe_start_.resize(n_);
+    if (warm_start_) build_network();
   }
 
   PipelineSolverResult run() {
@@ -189,24 +190,18 @@ class Solver {
         if (meter.joinable()) meter.join();
       }
     } join{queue, meter};
+    // Whether the last network solved had a cut (nullopt: none solved yet).
+    std::optional<bool> cut_found;
     while (!cannot_shorten(makespan)) {
-      const auto& edges = flow_edges(makespan);
-      // The critical subgraph and its prices often survive a step unchanged (instructions inside
-      // a hull segment, no new critical path): the same network has the same minimum cut.
-      if (!side_ || edges != previous_edges_) {
-        side_ =
-            warm_start_ ? warm_min_cut(edges) : cut_.min_cut(2 + 2 * critical_count_, edges, 0, 1);
-        // The next step rebuilds edges_ from scratch, so the two buffers can trade places.
-        std::swap(previous_edges_, edges_);
+      if (network_changed(makespan) || !cut_found) {
+        cut_found = solve_cut();
         ++summary.min_cuts;
       }
-      const auto& side = side_;
-      if (!side) break;  // cannot happen from an optimal step; stop rather than guess
+      if (!*cut_found) break;  // cannot happen from an optimal step; stop rather than guess
       std::vector<int> shortened, lengthened;
       for (int v = 0; v < n_; ++v) {
-        const int k = critical_index_[v];
-        if (k < 0) continue;
-        const bool in_source = (*side)[2 + 2 * k], out_source = (*side)[3 + 2 * k];
+        if (critical_index_[v] < 0) continue;
+        const bool in_source = on_source_side(v, 0), out_source = on_source_side(v, 1);
         if (in_source && !out_source) shortened.push_back(v);
         if (!in_source && out_source && units_[v] < hull(v).slowest_units())
           lengthened.push_back(v);
@@ -470,54 +465,103 @@ class Solver {
 
   std::int64_t capacity(double joules) const { return std::llround(joules * scale_); }
 
-  // A step changes few prices and adds few critical paths, so the previous step's maximum flow,
-  // carried over edge by edge (an edge new to the network starts at zero), is nearly maximum for
-  // this one: the max flow then takes a few augmentations instead of hundreds.
-  std::optional<std::vector<char>> warm_min_cut(const std::vector<BoundedEdge>& edges) {
-    if (warm_flow_.empty())
-      warm_flow_.assign(3 * static_cast<std::size_t>(n_) + graph_.succ.size(), 0);
-    flow_.resize(edges.size());
-    for (std::size_t i = 0; i < edges.size(); ++i) flow_[i] = warm_flow_[flow_key_[i]];
-    auto side = cut_.min_cut(2 + 2 * critical_count_, edges, 0, 1, &flow_);
-    for (int key : stored_keys_) warm_flow_[key] = 0;
-    for (std::size_t i = 0; i < edges.size(); ++i) warm_flow_[flow_key_[i]] = flow_[i];
-    stored_keys_ = flow_key_;
-    return side;
+  // Instruction v's arc bounds at its planned duration (priced again only when that moved).
+  void price(int v) {
+    if (priced_units_[v] == units_[v]) return;
+    const auto& h = hull(v);
+    price_lower_[v] = units_[v] < h.slowest_units() ? capacity(h.lengthen_saving(units_[v])) : 0;
+    price_upper_[v] =
+        units_[v] > h.fastest_units() ? capacity(h.shorten_cost(units_[v])) : kInfiniteCapacity;
+    priced_units_[v] = units_[v];
   }
 
-  // The critical subgraph activity-on-arc: node 0 = source, 1 = sink, each critical instruction k
-  // an arc 2 + 2k -> 3 + 2k. Shortening costs `upper`, lengthening saves `lower`.
-  const std::vector<BoundedEdge>& flow_edges(std::int64_t makespan) {
-    auto& edges = edges_;
-    edges.clear();
-    flow_key_.clear();
-    // An edge's key names it across steps (its critical index does not): the instruction arc v,
-    // the source edge n + v, the sink edge 2n + v, the precedence edge 3n + its adjacency index.
-    const auto add = [&](BoundedEdge edge, int key) {
-      edges.push_back(edge);
-      flow_key_.push_back(key);
-    };
+  // Brings the network to this step's critical subgraph; true when it changed. The critical
+  // subgraph and its prices often survive a step (instructions inside a hull segment, no new
+  // critical path): the same network has the same minimum cut.
+  bool network_changed(std::int64_t makespan) {
+    if (warm_start_) return update_network(makespan);
+    flow_edges(makespan);
+    if (edges_ == previous_edges_) return false;
+    std::swap(edges_, previous_edges_);
+    return true;
+  }
+
+  // The minimum cut of the network just brought up to date; false when none exists.
+  bool solve_cut() {
+    if (warm_start_) return network_.solve(0, 1);
+    cold_side_ = cut_.min_cut(2 + 2 * critical_count_, previous_edges_, 0, 1);
+    return cold_side_.has_value();
+  }
+
+  // Whether critical instruction v's start (`end` 0) or finish (1) is on the cut's source side.
+  bool on_source_side(int v, int end) const {
+    return warm_start_ ? network_.source_side(2 + 2 * v + end)
+                       : (*cold_side_)[2 + 2 * critical_index_[v] + end];
+  }
+
+  // The network of every step at once: node 0 = source, 1 = sink, instruction v an arc
+  // 2 + 2v -> 3 + 2v (edge v), each DAG edge i an edge n + i, and source and sink edges at the
+  // DAG's roots and leaves only (every duration is at least one unit, so no other instruction
+  // starts at 0 or ends at the makespan). A step sets the bounds of what is off the critical
+  // subgraph to [0, 0] and keeps the flow elsewhere: a step changes few prices and adds few
+  // critical paths, so the previous maximum flow is nearly maximum for the next network and the
+  // max flow takes a few augmentations instead of hundreds, without rebuilding anything.
+  void build_network() {
+    network_.reset(2 + 2 * n_);
+    for (int v = 0; v < n_; ++v) network_.add_edge(2 + 2 * v, 3 + 2 * v);
+    for (int v = 0; v < n_; ++v)
+      for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i)
+        network_.add_edge(3 + 2 * v, 2 + 2 * graph_.succ[i]);
+    source_edge_.assign(n_, -1);
+    sink_edge_.assign(n_, -1);
+    for (int v = 0; v < n_; ++v) {
+      if (graph_.pred_begin[v] == graph_.pred_begin[v + 1])
+        source_edge_[v] = network_.add_edge(0, 2 + 2 * v);
+      if (graph_.succ_begin[v] == graph_.succ_begin[v + 1])
+        sink_edge_[v] = network_.add_edge(3 + 2 * v, 1);
+    }
+  }
+
+  bool update_network(std::int64_t makespan) {
+    bool changed = false;
+    for (int v = 0; v < n_; ++v) {
+      const bool critical = critical_index_[v] >= 0;
+      if (critical) price(v);
+      changed |=
+          network_.set_bounds(v, critical ? price_lower_[v] : 0, critical ? price_upper_[v] : 0);
+      if (source_edge_[v] >= 0)
+        changed |= network_.set_bounds(source_edge_[v], 0,
+                                       critical && start_[v] == 0 ? kInfiniteCapacity : 0);
+      if (sink_edge_[v] >= 0)
+        changed |= network_.set_bounds(
+            sink_edge_[v], 0,
+            critical && start_[v] + units_[v] == makespan ? kInfiniteCapacity : 0);
+      for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i) {
+        const bool on = critical_edge(v, graph_.succ[i], graph_.succ_cross[i]);
+        changed |= network_.set_bounds(n_ + i, 0, on ? kInfiniteCapacity : 0);
+      }
+    }
+    return changed;
+  }
+
+  // The critical subgraph alone, built from scratch (the solver without warm starts, for
+  // comparison): node 0 = source, 1 = sink, each critical instruction k an arc 2 + 2k -> 3 + 2k.
+  // Shortening costs `upper`, lengthening saves `lower`.
+  void flow_edges(std::int64_t makespan) {
+    edges_.clear();
     for (int v = 0; v < n_; ++v) {
       const int k = critical_index_[v];
       if (k < 0) continue;
-      if (priced_units_[v] != units_[v]) {
-        const auto& h = hull(v);
-        price_lower_[v] =
-            units_[v] < h.slowest_units() ? capacity(h.lengthen_saving(units_[v])) : 0;
-        price_upper_[v] =
-            units_[v] > h.fastest_units() ? capacity(h.shorten_cost(units_[v])) : kInfiniteCapacity;
-        priced_units_[v] = units_[v];
-      }
-      add(BoundedEdge{2 + 2 * k, 3 + 2 * k, price_lower_[v], price_upper_[v]}, v);
-      if (start_[v] == 0) add(BoundedEdge{0, 2 + 2 * k}, n_ + v);
-      if (start_[v] + units_[v] == makespan) add(BoundedEdge{3 + 2 * k, 1}, 2 * n_ + v);
+      price(v);
+      edges_.push_back(BoundedEdge{2 + 2 * k, 3 + 2 * k, price_lower_[v], price_upper_[v]});
+      if (start_[v] == 0) edges_.push_back(BoundedEdge{0, 2 + 2 * k});
+      if (start_[v] + units_[v] == makespan) edges_.push_back(BoundedEdge{3 + 2 * k, 1});
       for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i) {
         const int w = graph_.succ[i];
         if (critical_edge(v, w, graph_.succ_cross[i]))
-          add(BoundedEdge{3 + 2 * k, 2 + 2 * critical_index_[w]}, 3 * n_ + i);
+          edges_.push_back(BoundedEdge{3 + 2 * k, 2 + 2 * critical_index_[w]});
       }
     }
-    return edges;
   }
 
   // The plan of a step: each instruction's mapped option, then slowed to its slowest (cheapest)
@@ -568,11 +612,14 @@ class Solver {
   std::vector<int> critical_index_, mapped_, plan_;
   int critical_count_ = 0;
   std::vector<char> stuck_;
+  // With warm starts, the network kept between steps (build_network) and the edge numbers of
+  // the source and sink edges (-1: none); without, the critical network of this step and of the
+  // last one solved, and its cut.
+  MinCutSolver network_;
+  std::vector<int> source_edge_, sink_edge_;
   std::vector<BoundedEdge> edges_, previous_edges_;
-  std::optional<std::vector<char>> side_;
   MinCutSolver cut_;
-  std::vector<int> flow_key_, stored_keys_;     // per edge of edges_ / of the last solved network
-  std::vector<std::int64_t> flow_, warm_flow_;  // per edge / per key, the last maximum flow
+  std::optional<std::vector<char>> cold_side_;
   std::vector<Seconds> real_start_, real_latest_start_;
   // Per instruction, for steps_on_this_cut: -1 shortened, +1 lengthened by the cut, else 0; the
   // fewest and most units a critical path to it gets shorter; earliest starts of a probe.
