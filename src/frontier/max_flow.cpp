@@ -12,6 +12,8 @@ void MinCutSolver::reset(int nodes) {
   lower_.clear();
   upper_.clear();
   budget_.assign(nodes, 0);
+  listed_.assign(nodes, 0);
+  unbalanced_.clear();
 }
 
 int MinCutSolver::add_edge(int from, int to) {
@@ -29,8 +31,14 @@ void MinCutSolver::place(int edge, std::int64_t old, std::int64_t flow) {
   cap_[2 * edge] = upper_[edge] >= kInfiniteCapacity ? kInfiniteCapacity : upper_[edge] - now;
   cap_[2 * edge + 1] = now - lower_[edge];
   // Budgets are imbalances, inflow - outflow, which the next solve settles.
+  if (now == old) return;
   budget_[to_[2 * edge]] += now - old;
   budget_[to_[2 * edge + 1]] -= now - old;
+  for (const int v : {to_[2 * edge], to_[2 * edge + 1]}) {
+    if (listed_[v]) continue;
+    listed_[v] = 1;
+    unbalanced_.push_back(v);
+  }
 }
 
 void MinCutSolver::build_adjacency() {
@@ -85,6 +93,8 @@ void MinCutSolver::blocking_flow(int from) {
       }
       if (budget_[from] < kInfiniteCapacity) budget_[from] -= amount;
       if (budget_[node] > -kInfiniteCapacity) budget_[node] += amount;
+      if (finite_supply_ >= 0) finite_supply_ -= amount;
+      if (finite_demand_ >= 0) finite_demand_ -= amount;
       if (budget_[from] == 0) return;
       // Resume from the tail of the first arc the augmentation saturated (or from the demand
       // just met, which then turns out a dead end).
@@ -111,7 +121,9 @@ void MinCutSolver::blocking_flow(int from) {
 }
 
 void MinCutSolver::route() {
-  while (build_levels()) {
+  // Once every finite supply (or demand) is met, the rest is the infinite terminals': nothing is
+  // left to route, and a last level search would cover the whole network for nothing.
+  while (finite_supply_ != 0 && finite_demand_ != 0 && build_levels()) {
     std::copy(adj_begin_.begin(), adj_begin_.end() - 1, cursor_.begin());
     for (int x : sources_)
       if (level_[x] == 0 && budget_[x] > 0) blocking_flow(x);
@@ -123,8 +135,17 @@ void MinCutSolver::route_with_terminals(int source, std::int64_t source_budget, 
   budget_[source] = source_budget;
   budget_[sink] = sink_budget;
   sources_.clear();
-  for (int v = 0; v < nodes_; ++v)
+  for (int t : {source, sink})
+    if (budget_[t] > 0) sources_.push_back(t);
+  // A side with an infinite budget counts as never met (-1).
+  finite_supply_ = source_budget > 0 || sink_budget > 0 ? -1 : 0;
+  finite_demand_ = source_budget < 0 || sink_budget < 0 ? -1 : 0;
+  for (int v : unbalanced_) {
+    if (v == source || v == sink) continue;
     if (budget_[v] > 0) sources_.push_back(v);
+    if (budget_[v] > 0 && finite_supply_ >= 0) finite_supply_ += budget_[v];
+    if (budget_[v] < 0 && finite_demand_ >= 0) finite_demand_ -= budget_[v];
+  }
   route();
 }
 
@@ -137,14 +158,15 @@ bool MinCutSolver::solve(int source, int sink) {
   // difference to any feasible flow decomposes into such paths). The s-t maximum flow then
   // continues from it.
   const auto unbalanced = [&](auto sign) {
-    for (int v = 0; v < nodes_; ++v)
-      if (v != source && v != sink && sign(budget_[v])) return true;
-    return false;
+    return std::any_of(unbalanced_.begin(), unbalanced_.end(),
+                       [&](int v) { return v != source && v != sink && sign(budget_[v]); });
   };
   route_with_terminals(source, -kInfiniteCapacity, sink, -kInfiniteCapacity);
   if (unbalanced([](std::int64_t b) { return b > 0; })) return false;
   route_with_terminals(source, kInfiniteCapacity, sink, kInfiniteCapacity);
   if (unbalanced([](std::int64_t b) { return b < 0; })) return false;
+  for (int v : unbalanced_) listed_[v] = 0;
+  unbalanced_.clear();
   // Its last level search found no path to the sink: level_ marks the residual reach of the
   // source, the source side of the minimum cut.
   route_with_terminals(source, kInfiniteCapacity, sink, -kInfiniteCapacity);

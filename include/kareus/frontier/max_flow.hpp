@@ -85,7 +85,12 @@ class MinCutSolver {
   int nodes_ = 0;
   bool adjacency_built_ = false;
   std::vector<int> to_, adj_begin_, adj_, level_, cursor_, queue_, path_, sources_;
+  // The nodes whose budget set_flow may have moved since the last balanced flow, each once.
+  std::vector<int> unbalanced_;
+  std::vector<char> listed_;
   std::vector<std::int64_t> cap_, lower_, upper_, budget_;
+  // What route() has left to move from finite supplies and to finite demands (-1: infinite).
+  std::int64_t finite_supply_ = 0, finite_demand_ = 0;
 };
 
 }  // namespace kareus::frontier
