@@ -85,18 +85,26 @@ struct Graph {
   }
 
   // Longest path: finish[v] = start[v] + duration[v], start = latest finish of the predecessors
-  // (plus `transfer` from another stage).
+  // (plus `transfer` from another stage). `finish` is the caller's scratch: with it each duration
+  // is looked up once, not once per edge (the solver's hot passes call this at every step).
   template <class T, class Duration>
-  T earliest_starts(const Duration& duration, T transfer, std::vector<T>& start) const {
+  T earliest_starts(const Duration& duration, T transfer, std::vector<T>& start,
+                    std::vector<T>& finish) const {
     T makespan{};
     for (int v : order) {
       T s{};
       for (int i = pred_begin[v]; i < pred_begin[v + 1]; ++i)
-        s = std::max(s, start[pred[i]] + duration(pred[i]) + (pred_cross[i] ? transfer : T{}));
+        s = std::max(s, finish[pred[i]] + (pred_cross[i] ? transfer : T{}));
       start[v] = s;
-      makespan = std::max(makespan, s + duration(v));
+      finish[v] = s + duration(v);
+      makespan = std::max(makespan, finish[v]);
     }
     return makespan;
+  }
+  template <class T, class Duration>
+  T earliest_starts(const Duration& duration, T transfer, std::vector<T>& start) const {
+    std::vector<T> finish(start.size());
+    return earliest_starts(duration, transfer, start, finish);
   }
 };
 
@@ -124,6 +132,7 @@ class Solver {
     units_.resize(n_);
     for (int v = 0; v < n_; ++v) units_[v] = hull(v).slowest_units();
     start_.resize(n_);
+    finish_.resize(n_);
     const std::int64_t slowest = planned_makespan();
     require(slowest <= kMaxPipelineSolverSteps, "pipeline solver", "least-energy iteration time",
             fmt::format("{} time units of {} s", slowest, format_number(unit_.value())),
@@ -135,11 +144,13 @@ class Solver {
     price_upper_.resize(n_);
     critical_index_.resize(n_);
     real_start_.resize(n_);
+    real_finish_.resize(n_);
     real_latest_start_.resize(n_);
     shift_.assign(n_, 0);
     shortened_by_.resize(n_);
     shortened_most_.resize(n_);
     probe_start_.resize(n_);
+    probe_finish_.resize(n_);
     if (warm_start_) build_network();
   }
 
@@ -333,7 +344,8 @@ class Solver {
   std::int64_t longest_run(std::int64_t makespan, std::int64_t most) {
     const auto holds = [&](std::int64_t j) {
       return graph_.earliest_starts<std::int64_t>([&](int v) { return units_[v] + j * shift_[v]; },
-                                                  transfer_units_, probe_start_) == makespan - j;
+                                                  transfer_units_, probe_start_,
+                                                  probe_finish_) == makespan - j;
     };
     std::int64_t good = 0, bad = most + 1;
     for (std::int64_t j = 2;; j = std::min(2 * j, most)) {
@@ -418,7 +430,7 @@ class Solver {
 
   std::int64_t planned_makespan() {
     return graph_.earliest_starts<std::int64_t>([&](int v) { return units_[v]; }, transfer_units_,
-                                                start_);
+                                                start_, finish_);
   }
 
   // Earliest starts, latest finishes and the critical nodes (zero slack) of the planned durations;
@@ -572,7 +584,7 @@ class Solver {
                            Seconds deadline = Seconds(0.0)) {
     const Seconds mapped_time = std::max(
         deadline, graph_.earliest_starts<Seconds>([&](int v) { return option(v, mapped_[v]).time; },
-                                                  problem_.transfer, real_start_));
+                                                  problem_.transfer, real_start_, real_finish_));
     for (auto it = graph_.order.rbegin(); it != graph_.order.rend(); ++it) {
       const int v = *it;
       Seconds finish = mapped_time;
@@ -580,17 +592,19 @@ class Solver {
         finish = std::min(finish, real_latest_start_[graph_.succ[i]] -
                                       (graph_.succ_cross[i] ? problem_.transfer : Seconds(0.0)));
       const Seconds window = finish - real_start_[v];
+      const auto& options = problem_.option_sets[problem_.option_set_of[v]];
       int chosen = hull(v).slowest_within(window + window * 1e-12);
-      if (chosen < 0 || option(v, chosen).time < option(v, mapped_[v]).time) chosen = mapped_[v];
-      real_latest_start_[v] = finish - option(v, chosen).time;
+      if (chosen < 0 || options[chosen].time < options[mapped_[v]].time) chosen = mapped_[v];
+      real_latest_start_[v] = finish - options[chosen].time;
       if (chosen == plan_[v]) continue;
-      busy_ += option(v, chosen).time - option(v, plan_[v]).time;
-      energy_ += option(v, chosen).energy - option(v, plan_[v]).energy;
+      busy_ += options[chosen].time - options[plan_[v]].time;
+      energy_ += options[chosen].energy - options[plan_[v]].energy;
       plan_[v] = chosen;
       changes.push_back(OptionChange{v, chosen});
     }
-    const Seconds time = graph_.earliest_starts<Seconds>(
-        [&](int v) { return option(v, plan_[v]).time; }, problem_.transfer, real_start_);
+    const Seconds time =
+        graph_.earliest_starts<Seconds>([&](int v) { return option(v, plan_[v]).time; },
+                                        problem_.transfer, real_start_, real_finish_);
     const Joules energy = energy_ + problem_.p_blocking * (time * problem_.dag.stages - busy_);
     return ParetoPoint{time, energy, index};
   }
@@ -605,7 +619,7 @@ class Solver {
   std::int64_t transfer_units_ = 0;  // rounded up, like the instructions' durations
   std::vector<OptionHull> hulls_;
   double scale_ = 1.0;
-  std::vector<std::int64_t> units_, start_, latest_finish_;
+  std::vector<std::int64_t> units_, start_, finish_, latest_finish_;
   // An instruction's arc bounds at priced_units_[v] (-1: not yet priced); a step moves few
   // instructions, so most keep their price.
   std::vector<std::int64_t> priced_units_, price_lower_, price_upper_;
@@ -620,11 +634,11 @@ class Solver {
   std::vector<BoundedEdge> edges_, previous_edges_;
   MinCutSolver cut_;
   std::optional<std::vector<char>> cold_side_;
-  std::vector<Seconds> real_start_, real_latest_start_;
+  std::vector<Seconds> real_start_, real_finish_, real_latest_start_;
   // Per instruction, for steps_on_this_cut: -1 shortened, +1 lengthened by the cut, else 0; the
   // fewest and most units a critical path to it gets shorter; earliest starts of a probe.
   std::vector<int> shift_, shortened_by_, shortened_most_;
-  std::vector<std::int64_t> probe_start_;
+  std::vector<std::int64_t> probe_start_, probe_finish_;
   Seconds busy_{0.0};
   Joules energy_{0.0};
 };
