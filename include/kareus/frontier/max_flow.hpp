@@ -7,7 +7,6 @@
 // between solves. Integer capacities keep the cut exact.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
