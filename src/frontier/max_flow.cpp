@@ -5,134 +5,195 @@
 namespace kareus::frontier {
 
 void MinCutSolver::reset(int nodes) {
-  head_.assign(nodes, -1);
-  next_.clear();
+  nodes_ = nodes;
+  adjacency_built_ = false;
   to_.clear();
   cap_.clear();
+  lower_.clear();
+  upper_.clear();
+  budget_.assign(nodes, 0);
+  listed_.assign(nodes, 0);
+  unbalanced_.clear();
 }
 
-int MinCutSolver::add_edge(int from, int to, std::int64_t capacity) {
-  const int e = static_cast<int>(to_.size());
-  to_.push_back(to);
-  cap_.push_back(capacity);
-  next_.push_back(head_[from]);
-  head_[from] = e;
-  to_.push_back(from);
-  cap_.push_back(0);
-  next_.push_back(head_[to]);
-  head_[to] = e + 1;
+int MinCutSolver::add_edge(int from, int to) {
+  const int e = static_cast<int>(lower_.size());
+  to_.insert(to_.end(), {to, from});
+  cap_.insert(cap_.end(), {0, 0});
+  lower_.push_back(0);
+  upper_.push_back(0);
+  adjacency_built_ = false;
   return e;
 }
 
-bool MinCutSolver::build_levels(int source, int sink) {
-  level_.assign(head_.size(), -1);
-  queue_.clear();
-  level_[source] = 0;
-  queue_.push_back(source);
-  for (std::size_t i = 0; i < queue_.size(); ++i) {
-    const int u = queue_[i];
-    // Nodes at or beyond the sink's level cannot be on a shortest augmenting path.
-    if (level_[sink] >= 0 && level_[u] >= level_[sink]) break;
-    for (int e = head_[u]; e >= 0; e = next_[e]) {
-      if (cap_[e] > 0 && level_[to_[e]] < 0) {
-        level_[to_[e]] = level_[u] + 1;
-        queue_.push_back(to_[e]);
-      }
-    }
+void MinCutSolver::place(int edge, std::int64_t old, std::int64_t flow) {
+  const std::int64_t now = std::clamp(flow, lower_[edge], upper_[edge]);
+  cap_[2 * edge] = upper_[edge] >= kInfiniteCapacity ? kInfiniteCapacity : upper_[edge] - now;
+  cap_[2 * edge + 1] = now - lower_[edge];
+  // Budgets are imbalances, inflow - outflow, which the next solve settles.
+  if (now == old) return;
+  budget_[to_[2 * edge]] += now - old;
+  budget_[to_[2 * edge + 1]] -= now - old;
+  for (const int v : {to_[2 * edge], to_[2 * edge + 1]}) {
+    if (listed_[v]) continue;
+    listed_[v] = 1;
+    unbalanced_.push_back(v);
   }
-  return level_[sink] >= 0;
 }
 
-// One blocking flow of the level graph by depth-first search with an explicit path, not recursion:
-// a path can be as long as the critical DAG (hundreds of thousands of instructions).
-std::int64_t MinCutSolver::blocking_flow(int source, int sink) {
-  std::int64_t total = 0;
+void MinCutSolver::build_adjacency() {
+  adj_begin_.assign(nodes_ + 1, 0);
+  const int arcs = static_cast<int>(to_.size());
+  for (int a = 0; a < arcs; ++a) ++adj_begin_[to_[a ^ 1] + 1];
+  for (int v = 0; v < nodes_; ++v) adj_begin_[v + 1] += adj_begin_[v];
+  adj_.resize(arcs);
+  cursor_.assign(adj_begin_.begin(), adj_begin_.end() - 1);
+  for (int a = 0; a < arcs; ++a) adj_[cursor_[to_[a ^ 1]]++] = a;
+  level_.resize(nodes_);
+  adjacency_built_ = true;
+}
+
+bool MinCutSolver::build_levels() {
+  std::fill(level_.begin(), level_.end(), -1);
+  queue_.clear();
+  for (int x : sources_) {
+    if (budget_[x] <= 0) continue;
+    level_[x] = 0;
+    queue_.push_back(x);
+  }
+  int demand_level = -1;
+  for (std::size_t i = 0; i < queue_.size(); ++i) {
+    const int u = queue_[i];
+    // Nodes at or beyond the nearest demand's level cannot be on a shortest augmenting path.
+    if (demand_level >= 0 && level_[u] >= demand_level) break;
+    for (int k = adj_begin_[u]; k < adj_begin_[u + 1]; ++k) {
+      const int a = adj_[k];
+      const int w = to_[a];
+      if (cap_[a] <= 0 || level_[w] >= 0) continue;
+      level_[w] = level_[u] + 1;
+      queue_.push_back(w);
+      if (budget_[w] < 0 && demand_level < 0) demand_level = level_[w];
+    }
+  }
+  return demand_level >= 0;
+}
+
+// One blocking flow of the level graph from `from` by depth-first search with an explicit path,
+// not recursion: a path can be as long as the critical DAG (hundreds of thousands of instructions).
+void MinCutSolver::blocking_flow(int from) {
   path_.clear();
-  int node = source;
+  int node = from;
   while (true) {
-    if (node == sink) {
-      std::int64_t bottleneck = kInfiniteCapacity;
-      for (int e : path_) bottleneck = std::min(bottleneck, cap_[e]);
-      for (int e : path_) {
-        cap_[e] -= bottleneck;
-        cap_[e ^ 1] += bottleneck;
+    if (budget_[node] < 0) {
+      std::int64_t amount = std::min(budget_[from], -budget_[node]);
+      for (int a : path_) amount = std::min(amount, cap_[a]);
+      for (int a : path_) {
+        cap_[a] -= amount;
+        cap_[a ^ 1] += amount;
       }
-      total += bottleneck;
-      // Resume from the tail of the first edge the augmentation saturated.
+      if (budget_[from] < kInfiniteCapacity) budget_[from] -= amount;
+      if (budget_[node] > -kInfiniteCapacity) budget_[node] += amount;
+      if (finite_supply_ >= 0) finite_supply_ -= amount;
+      if (finite_demand_ >= 0) finite_demand_ -= amount;
+      if (budget_[from] == 0) return;
+      // Resume from the tail of the first arc the augmentation saturated (or from the demand
+      // just met, which then turns out a dead end).
       std::size_t keep = 0;
       while (keep < path_.size() && cap_[path_[keep]] > 0) ++keep;
       path_.resize(keep);
-      node = path_.empty() ? source : to_[path_.back()];
+      node = path_.empty() ? from : to_[path_.back()];
       continue;
     }
-    int& e = cursor_[node];
-    while (e >= 0 && (cap_[e] <= 0 || level_[to_[e]] != level_[node] + 1)) e = next_[e];
-    if (e >= 0) {
-      path_.push_back(e);
-      node = to_[e];
+    int& k = cursor_[node];
+    const int end = adj_begin_[node + 1];
+    while (k < end && (cap_[adj_[k]] <= 0 || level_[to_[adj_[k]]] != level_[node] + 1)) ++k;
+    if (k < end) {
+      path_.push_back(adj_[k]);
+      node = to_[adj_[k]];
       continue;
     }
-    if (node == source) return total;
-    // A dead end: nothing more passes `node` in this phase, so no edge may lead to it again.
+    // A dead end: nothing more passes `node` in this phase, so no arc may lead to it again.
     level_[node] = -1;
+    if (node == from) return;
     path_.pop_back();
-    node = path_.empty() ? source : to_[path_.back()];
+    node = path_.empty() ? from : to_[path_.back()];
   }
 }
 
-std::int64_t MinCutSolver::max_flow(int source, int sink) {
-  std::int64_t total = 0;
-  while (build_levels(source, sink)) {
-    cursor_ = head_;
-    total += blocking_flow(source, sink);
+void MinCutSolver::route() {
+  // Once every finite supply (or demand) is met, the rest is the infinite terminals': nothing is
+  // left to route, and a last level search would cover the whole network for nothing.
+  while (finite_supply_ != 0 && finite_demand_ != 0 && build_levels()) {
+    std::copy(adj_begin_.begin(), adj_begin_.end() - 1, cursor_.begin());
+    for (int x : sources_)
+      if (level_[x] == 0 && budget_[x] > 0) blocking_flow(x);
   }
-  return total;
+}
+
+void MinCutSolver::route_with_terminals(int source, std::int64_t source_budget, int sink,
+                                        std::int64_t sink_budget) {
+  budget_[source] = source_budget;
+  budget_[sink] = sink_budget;
+  sources_.clear();
+  for (int t : {source, sink})
+    if (budget_[t] > 0) sources_.push_back(t);
+  // A side with an infinite budget counts as never met (-1).
+  finite_supply_ = source_budget > 0 || sink_budget > 0 ? -1 : 0;
+  finite_demand_ = source_budget < 0 || sink_budget < 0 ? -1 : 0;
+  for (int v : unbalanced_) {
+    if (v == source || v == sink) continue;
+    if (budget_[v] > 0) sources_.push_back(v);
+    if (budget_[v] > 0 && finite_supply_ >= 0) finite_supply_ += budget_[v];
+    if (budget_[v] < 0 && finite_demand_ >= 0) finite_demand_ -= budget_[v];
+  }
+  route();
+}
+
+bool MinCutSolver::solve(int source, int sink) {
+  if (!adjacency_built_) build_adjacency();
+  // Lower bounds the textbook way, without its helper edges: the flow at hand meets every bound
+  // (set_flow clamps), and a feasible flow is one that also balances every node but the two
+  // terminals, which may give or take any amount. Routing each surplus to a shortage or a
+  // terminal, then each remaining shortage from a terminal, finds one whenever one exists (the
+  // difference to any feasible flow decomposes into such paths). The s-t maximum flow then
+  // continues from it.
+  const auto unbalanced = [&](auto sign) {
+    return std::any_of(unbalanced_.begin(), unbalanced_.end(),
+                       [&](int v) { return v != source && v != sink && sign(budget_[v]); });
+  };
+  route_with_terminals(source, -kInfiniteCapacity, sink, -kInfiniteCapacity);
+  if (unbalanced([](std::int64_t b) { return b > 0; })) return false;
+  route_with_terminals(source, kInfiniteCapacity, sink, kInfiniteCapacity);
+  if (unbalanced([](std::int64_t b) { return b < 0; })) return false;
+  for (int v : unbalanced_) listed_[v] = 0;
+  unbalanced_.clear();
+  // Its last level search found no path to the sink: level_ marks the residual reach of the
+  // source, the source side of the minimum cut.
+  route_with_terminals(source, kInfiniteCapacity, sink, -kInfiniteCapacity);
+  budget_[source] = 0;
+  budget_[sink] = 0;
+  return true;
 }
 
 std::optional<std::vector<char>> MinCutSolver::min_cut(int nodes,
                                                        const std::vector<BoundedEdge>& edges,
                                                        int source, int sink,
                                                        std::vector<std::int64_t>* flow) {
-  // Lower bounds are removed the textbook way: send a flow within the bounds on every edge up
-  // front (`lower`, or the warm start), let a super source/sink (nodes, nodes + 1) restore
-  // conservation, and close the circulation with sink -> source. If the super edges saturate, the
-  // flow is feasible; the s-t max flow then continues from it on the residual network without the
-  // helper edges. Edge i of `edges` is residual edge 2i, its reverse (flow above `lower`) 2i + 1.
-  reset(nodes + 2);
-  const int super_source = nodes;
-  const int super_sink = nodes + 1;
-  std::vector<std::int64_t> excess(nodes, 0);
+  reset(nodes);
+  for (const auto& e : edges) add_edge(e.from, e.to);
   for (std::size_t i = 0; i < edges.size(); ++i) {
-    const auto& e = edges[i];
-    const std::int64_t start = flow ? std::clamp((*flow)[i], e.lower, e.upper) : e.lower;
-    const int r =
-        add_edge(e.from, e.to, e.upper >= kInfiniteCapacity ? kInfiniteCapacity : e.upper - start);
-    cap_[r + 1] = start - e.lower;
-    excess[e.to] += start;
-    excess[e.from] -= start;
+    const int e = static_cast<int>(i);
+    set_bounds(e, edges[i].lower, edges[i].upper);
+    if (flow) set_flow(e, (*flow)[i]);
   }
-  const int helper_begin = static_cast<int>(to_.size());
-  std::int64_t required = 0;
-  for (int v = 0; v < nodes; ++v) {
-    if (excess[v] > 0) {
-      add_edge(super_source, v, excess[v]);
-      required += excess[v];
-    } else if (excess[v] < 0) {
-      add_edge(v, super_sink, -excess[v]);
-    }
-  }
-  add_edge(sink, source, kInfiniteCapacity);
-  if (max_flow(super_source, super_sink) != required) return std::nullopt;
-  for (int e = helper_begin; e < static_cast<int>(to_.size()); ++e) cap_[e] = 0;
-  max_flow(source, sink);
+  if (!solve(source, sink)) return std::nullopt;
   if (flow) {
     flow->resize(edges.size());
-    for (std::size_t i = 0; i < edges.size(); ++i) (*flow)[i] = edges[i].lower + cap_[2 * i + 1];
+    for (std::size_t i = 0; i < edges.size(); ++i) (*flow)[i] = this->flow(static_cast<int>(i));
   }
-  build_levels(source, sink);
-  std::vector<char> source_side(nodes);
-  for (int v = 0; v < nodes; ++v) source_side[v] = level_[v] >= 0 ? 1 : 0;
-  return source_side;
+  std::vector<char> side(nodes);
+  for (int v = 0; v < nodes; ++v) side[v] = source_side(v) ? 1 : 0;
+  return side;
 }
 
 }  // namespace kareus::frontier

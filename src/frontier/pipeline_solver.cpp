@@ -85,18 +85,26 @@ struct Graph {
   }
 
   // Longest path: finish[v] = start[v] + duration[v], start = latest finish of the predecessors
-  // (plus `transfer` from another stage).
+  // (plus `transfer` from another stage). `finish` is the caller's scratch: with it each duration
+  // is looked up once, not once per edge (the solver's hot passes call this at every step).
   template <class T, class Duration>
-  T earliest_starts(const Duration& duration, T transfer, std::vector<T>& start) const {
+  T earliest_starts(const Duration& duration, T transfer, std::vector<T>& start,
+                    std::vector<T>& finish) const {
     T makespan{};
     for (int v : order) {
       T s{};
       for (int i = pred_begin[v]; i < pred_begin[v + 1]; ++i)
-        s = std::max(s, start[pred[i]] + duration(pred[i]) + (pred_cross[i] ? transfer : T{}));
+        s = std::max(s, finish[pred[i]] + (pred_cross[i] ? transfer : T{}));
       start[v] = s;
-      makespan = std::max(makespan, s + duration(v));
+      finish[v] = s + duration(v);
+      makespan = std::max(makespan, finish[v]);
     }
     return makespan;
+  }
+  template <class T, class Duration>
+  T earliest_starts(const Duration& duration, T transfer, std::vector<T>& start) const {
+    std::vector<T> finish(start.size());
+    return earliest_starts(duration, transfer, start, finish);
   }
 };
 
@@ -124,6 +132,7 @@ class Solver {
     units_.resize(n_);
     for (int v = 0; v < n_; ++v) units_[v] = hull(v).slowest_units();
     start_.resize(n_);
+    finish_.resize(n_);
     const std::int64_t slowest = planned_makespan();
     require(slowest <= kMaxPipelineSolverSteps, "pipeline solver", "least-energy iteration time",
             fmt::format("{} time units of {} s", slowest, format_number(unit_.value())),
@@ -135,11 +144,14 @@ class Solver {
     price_upper_.resize(n_);
     critical_index_.resize(n_);
     real_start_.resize(n_);
+    real_finish_.resize(n_);
     real_latest_start_.resize(n_);
     shift_.assign(n_, 0);
     shortened_by_.resize(n_);
     shortened_most_.resize(n_);
     probe_start_.resize(n_);
+    probe_finish_.resize(n_);
+    if (warm_start_) build_network();
   }
 
   PipelineSolverResult run() {
@@ -189,24 +201,18 @@ class Solver {
         if (meter.joinable()) meter.join();
       }
     } join{queue, meter};
+    // Whether the last network solved had a cut (nullopt: none solved yet).
+    std::optional<bool> cut_found;
     while (!cannot_shorten(makespan)) {
-      const auto& edges = flow_edges(makespan);
-      // The critical subgraph and its prices often survive a step unchanged (instructions inside
-      // a hull segment, no new critical path): the same network has the same minimum cut.
-      if (!side_ || edges != previous_edges_) {
-        side_ =
-            warm_start_ ? warm_min_cut(edges) : cut_.min_cut(2 + 2 * critical_count_, edges, 0, 1);
-        // The next step rebuilds edges_ from scratch, so the two buffers can trade places.
-        std::swap(previous_edges_, edges_);
+      if (network_changed(makespan) || !cut_found) {
+        cut_found = solve_cut();
         ++summary.min_cuts;
       }
-      const auto& side = side_;
-      if (!side) break;  // cannot happen from an optimal step; stop rather than guess
+      if (!*cut_found) break;  // cannot happen from an optimal step; stop rather than guess
       std::vector<int> shortened, lengthened;
       for (int v = 0; v < n_; ++v) {
-        const int k = critical_index_[v];
-        if (k < 0) continue;
-        const bool in_source = (*side)[2 + 2 * k], out_source = (*side)[3 + 2 * k];
+        if (critical_index_[v] < 0) continue;
+        const bool in_source = on_source_side(v, 0), out_source = on_source_side(v, 1);
         if (in_source && !out_source) shortened.push_back(v);
         if (!in_source && out_source && units_[v] < hull(v).slowest_units())
           lengthened.push_back(v);
@@ -338,7 +344,8 @@ class Solver {
   std::int64_t longest_run(std::int64_t makespan, std::int64_t most) {
     const auto holds = [&](std::int64_t j) {
       return graph_.earliest_starts<std::int64_t>([&](int v) { return units_[v] + j * shift_[v]; },
-                                                  transfer_units_, probe_start_) == makespan - j;
+                                                  transfer_units_, probe_start_,
+                                                  probe_finish_) == makespan - j;
     };
     std::int64_t good = 0, bad = most + 1;
     for (std::int64_t j = 2;; j = std::min(2 * j, most)) {
@@ -423,7 +430,7 @@ class Solver {
 
   std::int64_t planned_makespan() {
     return graph_.earliest_starts<std::int64_t>([&](int v) { return units_[v]; }, transfer_units_,
-                                                start_);
+                                                start_, finish_);
   }
 
   // Earliest starts, latest finishes and the critical nodes (zero slack) of the planned durations;
@@ -470,54 +477,103 @@ class Solver {
 
   std::int64_t capacity(double joules) const { return std::llround(joules * scale_); }
 
-  // A step changes few prices and adds few critical paths, so the previous step's maximum flow,
-  // carried over edge by edge (an edge new to the network starts at zero), is nearly maximum for
-  // this one: the max flow then takes a few augmentations instead of hundreds.
-  std::optional<std::vector<char>> warm_min_cut(const std::vector<BoundedEdge>& edges) {
-    if (warm_flow_.empty())
-      warm_flow_.assign(3 * static_cast<std::size_t>(n_) + graph_.succ.size(), 0);
-    flow_.resize(edges.size());
-    for (std::size_t i = 0; i < edges.size(); ++i) flow_[i] = warm_flow_[flow_key_[i]];
-    auto side = cut_.min_cut(2 + 2 * critical_count_, edges, 0, 1, &flow_);
-    for (int key : stored_keys_) warm_flow_[key] = 0;
-    for (std::size_t i = 0; i < edges.size(); ++i) warm_flow_[flow_key_[i]] = flow_[i];
-    stored_keys_ = flow_key_;
-    return side;
+  // Instruction v's arc bounds at its planned duration (priced again only when that moved).
+  void price(int v) {
+    if (priced_units_[v] == units_[v]) return;
+    const auto& h = hull(v);
+    price_lower_[v] = units_[v] < h.slowest_units() ? capacity(h.lengthen_saving(units_[v])) : 0;
+    price_upper_[v] =
+        units_[v] > h.fastest_units() ? capacity(h.shorten_cost(units_[v])) : kInfiniteCapacity;
+    priced_units_[v] = units_[v];
   }
 
-  // The critical subgraph activity-on-arc: node 0 = source, 1 = sink, each critical instruction k
-  // an arc 2 + 2k -> 3 + 2k. Shortening costs `upper`, lengthening saves `lower`.
-  const std::vector<BoundedEdge>& flow_edges(std::int64_t makespan) {
-    auto& edges = edges_;
-    edges.clear();
-    flow_key_.clear();
-    // An edge's key names it across steps (its critical index does not): the instruction arc v,
-    // the source edge n + v, the sink edge 2n + v, the precedence edge 3n + its adjacency index.
-    const auto add = [&](BoundedEdge edge, int key) {
-      edges.push_back(edge);
-      flow_key_.push_back(key);
-    };
+  // Brings the network to this step's critical subgraph; true when it changed. The critical
+  // subgraph and its prices often survive a step (instructions inside a hull segment, no new
+  // critical path): the same network has the same minimum cut.
+  bool network_changed(std::int64_t makespan) {
+    if (warm_start_) return update_network(makespan);
+    flow_edges(makespan);
+    if (edges_ == previous_edges_) return false;
+    std::swap(edges_, previous_edges_);
+    return true;
+  }
+
+  // The minimum cut of the network just brought up to date; false when none exists.
+  bool solve_cut() {
+    if (warm_start_) return network_.solve(0, 1);
+    cold_side_ = cut_.min_cut(2 + 2 * critical_count_, previous_edges_, 0, 1);
+    return cold_side_.has_value();
+  }
+
+  // Whether critical instruction v's start (`end` 0) or finish (1) is on the cut's source side.
+  bool on_source_side(int v, int end) const {
+    return warm_start_ ? network_.source_side(2 + 2 * v + end)
+                       : (*cold_side_)[2 + 2 * critical_index_[v] + end];
+  }
+
+  // The network of every step at once: node 0 = source, 1 = sink, instruction v an arc
+  // 2 + 2v -> 3 + 2v (edge v), each DAG edge i an edge n + i, and source and sink edges at the
+  // DAG's roots and leaves only (every duration is at least one unit, so no other instruction
+  // starts at 0 or ends at the makespan). A step sets the bounds of what is off the critical
+  // subgraph to [0, 0] and keeps the flow elsewhere: a step changes few prices and adds few
+  // critical paths, so the previous maximum flow is nearly maximum for the next network and the
+  // max flow takes a few augmentations instead of hundreds, without rebuilding anything.
+  void build_network() {
+    network_.reset(2 + 2 * n_);
+    for (int v = 0; v < n_; ++v) network_.add_edge(2 + 2 * v, 3 + 2 * v);
+    for (int v = 0; v < n_; ++v)
+      for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i)
+        network_.add_edge(3 + 2 * v, 2 + 2 * graph_.succ[i]);
+    source_edge_.assign(n_, -1);
+    sink_edge_.assign(n_, -1);
+    for (int v = 0; v < n_; ++v) {
+      if (graph_.pred_begin[v] == graph_.pred_begin[v + 1])
+        source_edge_[v] = network_.add_edge(0, 2 + 2 * v);
+      if (graph_.succ_begin[v] == graph_.succ_begin[v + 1])
+        sink_edge_[v] = network_.add_edge(3 + 2 * v, 1);
+    }
+  }
+
+  bool update_network(std::int64_t makespan) {
+    bool changed = false;
+    for (int v = 0; v < n_; ++v) {
+      const bool critical = critical_index_[v] >= 0;
+      if (critical) price(v);
+      changed |=
+          network_.set_bounds(v, critical ? price_lower_[v] : 0, critical ? price_upper_[v] : 0);
+      if (source_edge_[v] >= 0)
+        changed |= network_.set_bounds(source_edge_[v], 0,
+                                       critical && start_[v] == 0 ? kInfiniteCapacity : 0);
+      if (sink_edge_[v] >= 0)
+        changed |= network_.set_bounds(
+            sink_edge_[v], 0,
+            critical && start_[v] + units_[v] == makespan ? kInfiniteCapacity : 0);
+      for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i) {
+        const bool on = critical_edge(v, graph_.succ[i], graph_.succ_cross[i]);
+        changed |= network_.set_bounds(n_ + i, 0, on ? kInfiniteCapacity : 0);
+      }
+    }
+    return changed;
+  }
+
+  // The critical subgraph alone, built from scratch (the solver without warm starts, for
+  // comparison): node 0 = source, 1 = sink, each critical instruction k an arc 2 + 2k -> 3 + 2k.
+  // Shortening costs `upper`, lengthening saves `lower`.
+  void flow_edges(std::int64_t makespan) {
+    edges_.clear();
     for (int v = 0; v < n_; ++v) {
       const int k = critical_index_[v];
       if (k < 0) continue;
-      if (priced_units_[v] != units_[v]) {
-        const auto& h = hull(v);
-        price_lower_[v] =
-            units_[v] < h.slowest_units() ? capacity(h.lengthen_saving(units_[v])) : 0;
-        price_upper_[v] =
-            units_[v] > h.fastest_units() ? capacity(h.shorten_cost(units_[v])) : kInfiniteCapacity;
-        priced_units_[v] = units_[v];
-      }
-      add(BoundedEdge{2 + 2 * k, 3 + 2 * k, price_lower_[v], price_upper_[v]}, v);
-      if (start_[v] == 0) add(BoundedEdge{0, 2 + 2 * k}, n_ + v);
-      if (start_[v] + units_[v] == makespan) add(BoundedEdge{3 + 2 * k, 1}, 2 * n_ + v);
+      price(v);
+      edges_.push_back(BoundedEdge{2 + 2 * k, 3 + 2 * k, price_lower_[v], price_upper_[v]});
+      if (start_[v] == 0) edges_.push_back(BoundedEdge{0, 2 + 2 * k});
+      if (start_[v] + units_[v] == makespan) edges_.push_back(BoundedEdge{3 + 2 * k, 1});
       for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i) {
         const int w = graph_.succ[i];
         if (critical_edge(v, w, graph_.succ_cross[i]))
-          add(BoundedEdge{3 + 2 * k, 2 + 2 * critical_index_[w]}, 3 * n_ + i);
+          edges_.push_back(BoundedEdge{3 + 2 * k, 2 + 2 * critical_index_[w]});
       }
     }
-    return edges;
   }
 
   // The plan of a step: each instruction's mapped option, then slowed to its slowest (cheapest)
@@ -528,7 +584,7 @@ class Solver {
                            Seconds deadline = Seconds(0.0)) {
     const Seconds mapped_time = std::max(
         deadline, graph_.earliest_starts<Seconds>([&](int v) { return option(v, mapped_[v]).time; },
-                                                  problem_.transfer, real_start_));
+                                                  problem_.transfer, real_start_, real_finish_));
     for (auto it = graph_.order.rbegin(); it != graph_.order.rend(); ++it) {
       const int v = *it;
       Seconds finish = mapped_time;
@@ -536,17 +592,19 @@ class Solver {
         finish = std::min(finish, real_latest_start_[graph_.succ[i]] -
                                       (graph_.succ_cross[i] ? problem_.transfer : Seconds(0.0)));
       const Seconds window = finish - real_start_[v];
+      const auto& options = problem_.option_sets[problem_.option_set_of[v]];
       int chosen = hull(v).slowest_within(window + window * 1e-12);
-      if (chosen < 0 || option(v, chosen).time < option(v, mapped_[v]).time) chosen = mapped_[v];
-      real_latest_start_[v] = finish - option(v, chosen).time;
+      if (chosen < 0 || options[chosen].time < options[mapped_[v]].time) chosen = mapped_[v];
+      real_latest_start_[v] = finish - options[chosen].time;
       if (chosen == plan_[v]) continue;
-      busy_ += option(v, chosen).time - option(v, plan_[v]).time;
-      energy_ += option(v, chosen).energy - option(v, plan_[v]).energy;
+      busy_ += options[chosen].time - options[plan_[v]].time;
+      energy_ += options[chosen].energy - options[plan_[v]].energy;
       plan_[v] = chosen;
       changes.push_back(OptionChange{v, chosen});
     }
-    const Seconds time = graph_.earliest_starts<Seconds>(
-        [&](int v) { return option(v, plan_[v]).time; }, problem_.transfer, real_start_);
+    const Seconds time =
+        graph_.earliest_starts<Seconds>([&](int v) { return option(v, plan_[v]).time; },
+                                        problem_.transfer, real_start_, real_finish_);
     const Joules energy = energy_ + problem_.p_blocking * (time * problem_.dag.stages - busy_);
     return ParetoPoint{time, energy, index};
   }
@@ -561,23 +619,26 @@ class Solver {
   std::int64_t transfer_units_ = 0;  // rounded up, like the instructions' durations
   std::vector<OptionHull> hulls_;
   double scale_ = 1.0;
-  std::vector<std::int64_t> units_, start_, latest_finish_;
+  std::vector<std::int64_t> units_, start_, finish_, latest_finish_;
   // An instruction's arc bounds at priced_units_[v] (-1: not yet priced); a step moves few
   // instructions, so most keep their price.
   std::vector<std::int64_t> priced_units_, price_lower_, price_upper_;
   std::vector<int> critical_index_, mapped_, plan_;
   int critical_count_ = 0;
   std::vector<char> stuck_;
+  // With warm starts, the network kept between steps (build_network) and the edge numbers of
+  // the source and sink edges (-1: none); without, the critical network of this step and of the
+  // last one solved, and its cut.
+  MinCutSolver network_;
+  std::vector<int> source_edge_, sink_edge_;
   std::vector<BoundedEdge> edges_, previous_edges_;
-  std::optional<std::vector<char>> side_;
   MinCutSolver cut_;
-  std::vector<int> flow_key_, stored_keys_;     // per edge of edges_ / of the last solved network
-  std::vector<std::int64_t> flow_, warm_flow_;  // per edge / per key, the last maximum flow
-  std::vector<Seconds> real_start_, real_latest_start_;
+  std::optional<std::vector<char>> cold_side_;
+  std::vector<Seconds> real_start_, real_finish_, real_latest_start_;
   // Per instruction, for steps_on_this_cut: -1 shortened, +1 lengthened by the cut, else 0; the
   // fewest and most units a critical path to it gets shorter; earliest starts of a probe.
   std::vector<int> shift_, shortened_by_, shortened_most_;
-  std::vector<std::int64_t> probe_start_;
+  std::vector<std::int64_t> probe_start_, probe_finish_;
   Seconds busy_{0.0};
   Joules energy_{0.0};
 };

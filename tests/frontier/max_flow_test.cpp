@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "kareus/core/rng.hpp"
@@ -17,6 +18,16 @@ std::int64_t cut_value(const std::vector<BoundedEdge>& edges, const std::vector<
     if (!side[e.from] && side[e.to]) value -= e.lower;
   }
   return value;
+}
+
+// Whether infinite-capacity edges alone lead from node 0 to node n - 1 (edges go up in number).
+bool has_infinite_path(const std::vector<BoundedEdge>& edges, int n) {
+  std::vector<char> reach(n, 0);
+  reach[0] = 1;
+  for (int u = 0; u < n; ++u)
+    for (const auto& e : edges)
+      if (e.from == u && reach[u] && e.upper == kInfiniteCapacity) reach[e.to] = 1;
+  return reach[n - 1];
 }
 
 // Random DAG on nodes 0 (source) .. n-1 (sink) carrying a random feasible flow, with bounds around
@@ -46,12 +57,7 @@ std::vector<BoundedEdge> random_network(Rng& rng, int n) {
       edges[i].lower = std::max<std::int64_t>(0, flow[i] - rng.integer(0, 3));
       edges[i].upper = rng.uniform() < 0.2 ? kInfiniteCapacity : flow[i] + rng.integer(0, 6);
     }
-    std::vector<char> reach(n, 0);
-    reach[0] = 1;
-    for (int u = 0; u < n; ++u)
-      for (const auto& e : edges)
-        if (e.from == u && reach[u] && e.upper == kInfiniteCapacity) reach[e.to] = 1;
-    if (!reach[n - 1]) return edges;
+    if (!has_infinite_path(edges, n)) return edges;
   }
 }
 
@@ -103,6 +109,67 @@ TEST(MinCutSolver, WarmStartGivesTheColdCutAndAMaximumFlow) {
     for (int v = 1; v + 1 < n; ++v) EXPECT_EQ(net[v], 0) << "trial " << trial << " node " << v;
     EXPECT_EQ(net[n - 1], cut_value(edges, *warm)) << "trial " << trial;
   }
+}
+
+// The pipeline solver's use: one network kept between solves, a few edges' bounds changed each
+// time (some to [0, 0], which is no edge), solved in place from the flow it has, also after a
+// solve that found no feasible flow. Each solve must give what solving that network from scratch
+// gives (the cut, or that no flow meets the bounds) and a maximum flow.
+TEST(MinCutSolver, KeptNetworkGivesTheColdCutAfterEveryChange) {
+  Rng rng(23);
+  MinCutSolver kept, cold;
+  int solved = 0, infeasible = 0;
+  for (int trial = 0; trial < 100; ++trial) {
+    const int n = static_cast<int>(rng.integer(2, 8));
+    std::vector<BoundedEdge> edges;
+    std::vector<std::vector<int>> index(n, std::vector<int>(n, -1));
+    kept.reset(n);
+    for (int u = 0; u < n; ++u) {
+      for (int v = u + 1; v < n; ++v) {
+        index[u][v] = kept.add_edge(u, v);
+        edges.push_back({u, v, 0, 0});
+      }
+    }
+    for (int round = 0; round < 20; ++round) {
+      // A fresh random network's bounds, on every edge at first, then on one to three.
+      std::vector<BoundedEdge> fresh(edges.size(), BoundedEdge{0, 0, 0, 0});
+      for (const auto& e : random_network(rng, n)) fresh[index[e.from][e.to]] = e;
+      const int changes =
+          round == 0 ? static_cast<int>(edges.size()) : static_cast<int>(rng.integer(1, 3));
+      for (int c = 0; c < changes; ++c) {
+        const auto i = static_cast<std::size_t>(
+            round == 0 ? c : rng.integer(0, static_cast<std::int64_t>(edges.size()) - 1));
+        edges[i].lower = fresh[i].lower;
+        edges[i].upper = fresh[i].upper;
+        kept.set_bounds(static_cast<int>(i), edges[i].lower, edges[i].upper);
+      }
+      if (has_infinite_path(edges, n)) continue;  // no finite cut: outside the contract
+      const auto expected = cold.min_cut(n, edges, 0, n - 1);
+      const bool feasible = kept.solve(0, n - 1);
+      ASSERT_EQ(feasible, expected.has_value()) << "trial " << trial << " round " << round;
+      if (!feasible) {
+        ++infeasible;
+        continue;
+      }
+      ++solved;
+      std::vector<char> side(n);
+      for (int v = 0; v < n; ++v) side[v] = kept.source_side(v) ? 1 : 0;
+      EXPECT_EQ(side, *expected) << "trial " << trial << " round " << round;
+      std::vector<std::int64_t> net(n, 0);
+      for (std::size_t i = 0; i < edges.size(); ++i) {
+        const auto f = kept.flow(static_cast<int>(i));
+        EXPECT_GE(f, edges[i].lower) << "trial " << trial << " edge " << i;
+        EXPECT_LE(f, edges[i].upper) << "trial " << trial << " edge " << i;
+        net[edges[i].from] -= f;
+        net[edges[i].to] += f;
+      }
+      for (int v = 1; v + 1 < n; ++v) EXPECT_EQ(net[v], 0) << "trial " << trial << " node " << v;
+      EXPECT_EQ(net[n - 1], cut_value(edges, *expected)) << "trial " << trial;
+    }
+  }
+  // Both outcomes happened often.
+  EXPECT_GT(solved, 500);
+  EXPECT_GT(infeasible, 50);
 }
 
 TEST(MinCutSolver, ReportsBoundsNoFlowMeets) {

@@ -2,9 +2,9 @@
 // Phillips-Dessouky step of the pipeline solver needs it (lower bound = what lengthening an
 // instruction saves, upper = what shortening it costs). Dinic's algorithm on integer capacities,
 // written for the solver rather than taken from Boost Graph: Boost's max-flow has no lower bounds,
-// and the solver rebuilds a network of a few thousand edges thousands of times, so it reuses this
-// object's arrays instead of allocating an adjacency_list and property maps per step. Integer
-// capacities keep the cut exact.
+// and the solver changes the bounds of a few edges of one network thousands of times, each time
+// solving again from the flow it has, so the network keeps its arrays, its adjacency and its flow
+// between solves. Integer capacities keep the cut exact.
 #pragma once
 
 #include <cstdint>
@@ -39,16 +39,57 @@ class MinCutSolver {
                                            int source, int sink,
                                            std::vector<std::int64_t>* flow = nullptr);
 
- private:
+  // The same network kept between solves: `reset` and `add_edge` fix its nodes and edges, then
+  // `set_bounds` and `solve` alternate. An edge with bounds [0, 0] is the same as no edge.
   void reset(int nodes);
-  int add_edge(int from, int to, std::int64_t capacity);
-  std::int64_t max_flow(int source, int sink);
-  bool build_levels(int source, int sink);
-  std::int64_t blocking_flow(int source, int sink);
+  // A new edge, with bounds [0, 0] and no flow; its index. Edges are added before the first solve.
+  int add_edge(int from, int to);
+  // Moves an edge's flow to `flow` clamped into its bounds.
+  void set_flow(int edge, std::int64_t flow) { place(edge, this->flow(edge), flow); }
+  // New bounds for an edge, its flow kept where it fits (else clamped); true when they changed.
+  // Inline: the solver calls it for every edge of its network at every step.
+  bool set_bounds(int edge, std::int64_t lower, std::int64_t upper) {
+    if (lower_[edge] == lower && upper_[edge] == upper) return false;
+    const std::int64_t current = flow(edge);
+    lower_[edge] = lower;
+    upper_[edge] = upper;
+    place(edge, current, current);
+    return true;
+  }
+  std::int64_t flow(int edge) const { return lower_[edge] + cap_[2 * edge + 1]; }
+  // Turns the current flow, from where it is, into a maximum s-t flow within the bounds; false
+  // when no flow meets them (the flow is then left unbalanced).
+  bool solve(int source, int sink);
+  // After a successful solve: whether `node` is on the source side of the minimum cut.
+  bool source_side(int node) const { return level_[node] >= 0; }
 
-  // Edge e and its reverse e ^ 1; residual capacity in cap_.
-  std::vector<int> head_, next_, to_, level_, cursor_, queue_, path_;
-  std::vector<std::int64_t> cap_;
+ private:
+  // Sets an edge whose flow was `old` to `flow` clamped into its bounds.
+  void place(int edge, std::int64_t old, std::int64_t flow);
+  void build_adjacency();
+  // Dinic's algorithm from the nodes of sources_ with budget_ > 0 (supply) to the nodes with
+  // budget_ < 0 (demand), as with one super source and one super sink, without their edges.
+  void route();
+  // Breadth-first levels from the sources over residual edges, up to the nearest demand; true
+  // when a demand is reachable. With no demand, level_ >= 0 marks every node reachable.
+  bool build_levels();
+  void blocking_flow(int from);
+  // Sets the terminals' budgets, lists the sources and routes; the internal nodes' budgets are
+  // their imbalances (inflow - outflow), which routing settles.
+  void route_with_terminals(int source, std::int64_t source_budget, int sink,
+                            std::int64_t sink_budget);
+
+  // Edge i is residual arc 2i (to_[2i] its head, cap_ its room below `upper`) and its reverse
+  // 2i + 1 (room above `lower`); arcs leaving node v are adj_[adj_begin_[v] .. adj_begin_[v + 1]).
+  int nodes_ = 0;
+  bool adjacency_built_ = false;
+  std::vector<int> to_, adj_begin_, adj_, level_, cursor_, queue_, path_, sources_;
+  // The nodes whose budget set_flow may have moved since the last balanced flow, each once.
+  std::vector<int> unbalanced_;
+  std::vector<char> listed_;
+  std::vector<std::int64_t> cap_, lower_, upper_, budget_;
+  // What route() has left to move from finite supplies and to finite demands (-1: infinite).
+  std::int64_t finite_supply_ = 0, finite_demand_ = 0;
 };
 
 }  // namespace kareus::frontier

@@ -61,8 +61,10 @@ inline constexpr int kFastEndDeadlines = 64;
 
 struct PipelineSolverOptions {
   Seconds unit_time = milliseconds(1);
-  // Start each step's max flow from the previous step's. The frontier does not depend on it (see
-  // MinCutSolver::min_cut); false solves every max flow from scratch, for comparison.
+  // Keep one flow network between steps, change only the bounds a step changes and start each
+  // max flow from the previous step's. The frontier does not depend on it (see
+  // MinCutSolver::min_cut); false builds each step's critical network and solves its max flow from
+  // scratch, for comparison.
   bool warm_start = true;
   // Take the unit steps that provably share one minimum cut (no hull breakpoint crossed, every
   // critical path one unit shorter per step, no other path reaching the critical length) in one go,
