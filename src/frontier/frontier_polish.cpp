@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 
@@ -332,6 +334,45 @@ class Polisher {
   Tree dominator_tree_, post_dominator_tree_;
 };
 
+// Where to polish (see polish_frontier): indices of up to `count` points, by time.
+std::vector<std::size_t> points_to_polish(const std::vector<ParetoPoint>& points, int count) {
+  const auto time = [&](std::size_t i) { return points[i].time.value(); };
+  const auto energy = [&](std::size_t i) { return points[i].energy.value(); };
+  std::vector<std::size_t> hull;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    while (hull.size() >= 2) {
+      const std::size_t a = hull[hull.size() - 2], b = hull.back();
+      if ((time(b) - time(a)) * (energy(i) - energy(a)) -
+              (energy(b) - energy(a)) * (time(i) - time(a)) >
+          0)
+        break;
+      hull.pop_back();
+    }
+    hull.push_back(i);
+  }
+  std::vector<std::pair<double, std::size_t>> above;  // (relative energy above the hull, point)
+  std::size_t segment = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    while (segment + 2 < hull.size() && time(hull[segment + 1]) <= time(i)) ++segment;
+    if (segment + 1 >= hull.size()) break;
+    const std::size_t a = hull[segment], b = hull[segment + 1];
+    const double line =
+        energy(a) + (energy(b) - energy(a)) * (time(i) - time(a)) / (time(b) - time(a));
+    if (energy(i) > line) above.push_back({energy(i) / line - 1, i});
+  }
+  std::sort(above.begin(), above.end(), std::greater<>());
+  const double apart = (time(points.size() - 1) - time(0)) / (4.0 * count);
+  std::vector<std::size_t> chosen;
+  for (const auto& [gap, i] : above) {
+    if (static_cast<int>(chosen.size()) == count) break;
+    if (std::all_of(chosen.begin(), chosen.end(),
+                    [&](std::size_t j) { return std::fabs(time(i) - time(j)) >= apart; }))
+      chosen.push_back(i);
+  }
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
 }  // namespace
 
 std::vector<int> polish_plan(const PipelineProblem& problem, std::vector<int> plan,
@@ -347,23 +388,16 @@ std::vector<int> polish_plan(const PipelineProblem& problem, std::vector<int> pl
   return plan;
 }
 
-void polish_frontier(const PipelineProblem& problem, int deadlines, PipelineSolverResult& result,
+void polish_frontier(const PipelineProblem& problem, int count, PipelineSolverResult& result,
                      const PolishOptions& options) {
-  if (deadlines <= 0 || result.frontier.empty()) return;
+  if (count <= 0 || result.frontier.empty()) return;
   const auto clock_start = std::chrono::steady_clock::now();
   const auto& points = result.frontier.points();
-  const Seconds fastest = result.frontier.fastest().time;
-  const Seconds slowest = result.frontier.min_energy().time;
-  // Per deadline, the least-energy point within it (the frontier is sorted by time).
   std::vector<Seconds> times;
   std::vector<std::uint32_t> bases;
-  for (int k = 0; k < deadlines; ++k) {
-    const Seconds deadline = fastest + (slowest - fastest) * k / deadlines;
-    const auto within =
-        std::upper_bound(points.begin(), points.end(), deadline,
-                         [](Seconds t, const ParetoPoint& p) { return t < p.time; });
-    times.push_back(deadline);
-    bases.push_back(std::prev(within)->first);
+  for (std::size_t i : points_to_polish(points, count)) {
+    times.push_back(points[i].time);
+    bases.push_back(points[i].first);
   }
   auto last_index = static_cast<std::uint32_t>(result.changes.size() - 1);
   bases.push_back(last_index);
@@ -374,7 +408,7 @@ void polish_frontier(const PipelineProblem& problem, int deadlines, PipelineSolv
   // The previous deadline's polished plan fits this later one too: a polished plan is kept only
   // when it beats it (starting from it instead finds less: the search stops in its local optimum).
   Joules previous{std::numeric_limits<double>::infinity()};
-  for (int k = 0; k < deadlines; ++k) {
+  for (std::size_t k = 0; k < times.size(); ++k) {
     auto polished = plans[k];
     const PlanCost start = evaluate_plan(problem, polished);
     const Seconds deadline = std::max(times[k], start.time);

@@ -687,7 +687,7 @@ PipelineSolverResult solve_pipeline(const PipelineProblem& problem,
     }
   }
   auto result = Solver(problem, options).run();
-  polish_frontier(problem, options.polish_deadlines, result);
+  polish_frontier(problem, options.polish_points, result);
   result.summary.solve_seconds += result.summary.polish_seconds;
   return result;
 }

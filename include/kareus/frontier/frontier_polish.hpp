@@ -33,12 +33,15 @@ struct PolishOptions {
 std::vector<int> polish_plan(const PipelineProblem& problem, std::vector<int> plan,
                              Seconds deadline, const PolishOptions& options = {});
 
-// Polishes `result`'s frontier at `deadlines` iteration times evenly spaced from its fastest time
-// towards its least-energy one, fastest first: at each, the least-energy frontier plan within it
-// (or the previous deadline's polished plan when that is cheaper) is polished, and kept as a new
-// plan of `result` when it saves energy. The frontier is pruned again, so points the new plans
-// dominate are dropped: no point gets slower or costlier. Updates summary.polished_plans.
-void polish_frontier(const PipelineProblem& problem, int deadlines, PipelineSolverResult& result,
+// Polishes `points` points of `result`'s frontier: those furthest above the frontier's lower
+// convex hull in relative energy (at least 1/(4 points) of its time span apart), each at its own
+// time, fastest first. The least energy within a deadline over mixed options is convex in the
+// deadline, so a point well above its neighbours' hull marks where the steps' plans are furthest
+// from what mixes reach. A polished plan is kept as a new plan of `result` when it saves energy
+// (also over the previous polished plan, which fits the later time too); the frontier is pruned
+// again, so points the new plans dominate are dropped and no point gets slower or costlier.
+// Updates summary.polished_plans and summary.polish_seconds.
+void polish_frontier(const PipelineProblem& problem, int points, PipelineSolverResult& result,
                      const PolishOptions& options = {});
 
 }  // namespace kareus::frontier
