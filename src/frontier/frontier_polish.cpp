@@ -44,8 +44,13 @@ class Polisher {
     // Partners: instructions that share many paths with v, so that speeding one up can make room
     // for slowing the other down.
     partners_.resize(n_);
-    std::vector<std::vector<int>> of_microbatch(dag.microbatches);
-    for (int v = 0; v < n_; ++v) of_microbatch[dag.nodes[v].microbatch].push_back(v);
+    // Sized from the nodes, not dag.microbatches, which a hand-made DAG need not set.
+    std::vector<std::vector<int>> of_microbatch;
+    for (int v = 0; v < n_; ++v) {
+      const auto m = static_cast<std::size_t>(std::max(0, dag.nodes[v].microbatch));
+      if (m >= of_microbatch.size()) of_microbatch.resize(m + 1);
+      of_microbatch[m].push_back(v);
+    }
     for (const auto& chain : dag.stage_order) {
       const int size = static_cast<int>(chain.size());
       for (int k = 0; k < size; ++k) {
@@ -53,7 +58,7 @@ class Polisher {
         for (int j = std::max(0, k - options.stage_neighbours);
              j <= std::min(size - 1, k + options.stage_neighbours); ++j)
           if (j != k) list.push_back(chain[j]);
-        for (int u : of_microbatch[dag.nodes[chain[k]].microbatch])
+        for (int u : of_microbatch[std::max(0, dag.nodes[chain[k]].microbatch)])
           if (u != chain[k] && std::find(list.begin(), list.end(), u) == list.end())
             list.push_back(u);
       }
