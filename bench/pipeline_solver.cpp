@@ -4,7 +4,8 @@
 //  - PP=8, M=32 and M=96 with the real A40 GPT-3 175B stage profile of the Perseus SOSP'24
 //    artifact.
 // Counters: steps (min-cut steps), runs (runs of steps taken on one cut at once), points
-// (frontier size after Pareto pruning), solve_s (the solver's own wall time), cold_s and
+// (frontier size after Pareto pruning), solve_s (the solver's own wall time), polish_s (of it, the
+// frontier polish), unpolished_s (the wall time of a solve without the polish), cold_s and
 // same_frontier (the solve with every max flow from scratch, one unit step at a time, on one
 // thread: its wall time, and 1 when its frontier equals the fast one point for point).
 //
@@ -14,15 +15,20 @@
 // least-energy end. CBC does not always prove optimality in that time, so two counters (%):
 // `bound_*` = excess over CBC's lower bound (an upper bound on the excess over the optimum) and
 // `cbc_*` = excess over CBC's best plan (negative: the solver's is better); `before_*` is
-// `bound_*` without the fast-end LP plans (the frontier before them).
+// `bound_*` without the fast-end LP plans and the polish (the min-cut steps alone), `steps_*`
+// without the polish only, and `at_*` after polishing the frontier's plan within the deadline at
+// that deadline (polish_plan, as a selection could; `at_ms` its total time).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <filesystem>
 #include <limits>
 
 #include "kareus/core/rng.hpp"
 #include "kareus/frontier/deadline_model.hpp"
+#include "kareus/frontier/frontier_polish.hpp"
 #include "kareus/frontier/stage_profile.hpp"
 
 namespace {
@@ -68,6 +74,10 @@ void run(benchmark::State& state, const StageProfile& profile, int microbatches,
   state.counters["lp_plans"] = result.summary.fast_end_plans;
   state.counters["lp_s"] = result.summary.fast_end_seconds;
   state.counters["solve_s"] = result.summary.solve_seconds;
+  state.counters["polish_s"] = result.summary.polish_seconds;
+  PipelineSolverOptions unpolished;
+  unpolished.polish_points = 0;
+  state.counters["unpolished_s"] = solve_pipeline(problem, unpolished).summary.solve_seconds;
   // The same problem with every max flow solved from scratch, one unit step at a time, on one
   // thread (the solver before): its time, and whether its frontier is point for point the same.
   PipelineSolverOptions cold;
@@ -121,7 +131,11 @@ void excess_over_optimum(benchmark::State& state, const char* file, int microbat
   const Seconds fastest = frontier.fastest().time;
   const Seconds slowest = frontier.min_energy().time;
   const auto before = min_cut_points(problem, result);
+  PipelineSolverOptions unpolished;
+  unpolished.polish_points = 0;
+  const auto steps = solve_pipeline(problem, unpolished);
   DeadlineModel model(problem, false);
+  double polish_ms = 0;
   const std::array<std::pair<const char*, double>, 6> deadlines{{{"fastest", 0.0},
                                                                  {"d01", 0.01},
                                                                  {"d10", 0.10},
@@ -143,7 +157,21 @@ void excess_over_optimum(benchmark::State& state, const char* file, int microbat
     state.counters[std::string("cbc_") + name] = percent(ours, cbc);
     state.counters[std::string("before_") + name] =
         percent(least_energy_within(before, deadline), bound);
+    state.counters[std::string("steps_") + name] =
+        percent(least_energy_within(steps.frontier.points(), deadline), bound);
+    const auto within =
+        std::upper_bound(frontier.begin(), frontier.end(), deadline,
+                         [](Seconds t, const ParetoPoint& p) { return t < p.time; });
+    const auto clock = std::chrono::steady_clock::now();
+    const auto polished =
+        polish_plan(problem, result.assignment(std::prev(within)->first), deadline);
+    polish_ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - clock).count();
+    state.counters[std::string("at_") + name] =
+        percent(evaluate_plan(problem, polished).energy.value(), bound);
   }
+  state.counters["at_ms"] = polish_ms;
+  state.counters["polish_s"] = result.summary.polish_seconds;
   state.counters["lp_plans"] = result.summary.fast_end_plans;
 }
 

@@ -87,6 +87,7 @@ Json to_json(const PipelineSolveFlags& f, const Solved& s) {
             {{"steps", summary.steps},
              {"max_flow_solves", summary.min_cuts},
              {"fast_end_lp_plans", summary.fast_end_plans},
+             {"polished_plans", summary.polished_plans},
              {"solve_time_s", summary.solve_seconds}}}};
   Json points = Json::array();
   for (std::size_t i = 0; i < s.points.size(); ++i) {

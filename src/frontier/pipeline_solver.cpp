@@ -15,6 +15,7 @@
 #include "change_queue.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/frontier/deadline_model.hpp"
+#include "kareus/frontier/frontier_polish.hpp"
 #include "kareus/frontier/max_flow.hpp"
 #include "option_hull.hpp"
 
@@ -698,9 +699,10 @@ std::string PipelineSolverSummary::to_string() const {
   return fmt::format(
       "pipeline solver: {} steps ({} max-flow solves) from {} to {} time units, {} with "
       "off-critical lengthening undone, {} taken several at once, {:.1f} critical instructions per "
-      "step on average, {} fast-end LP plans ({:.3f} s), {:.3f} s",
+      "step on average, {} fast-end LP plans ({:.3f} s), {} polished plans ({:.3f} s), {:.3f} s",
       steps, min_cuts, planned_slowest_units, planned_fastest_units, fallback_steps,
-      multi_unit_steps, mean_critical_nodes, fast_end_plans, fast_end_seconds, solve_seconds);
+      multi_unit_steps, mean_critical_nodes, fast_end_plans, fast_end_seconds, polished_plans,
+      polish_seconds, solve_seconds);
 }
 
 Seconds smallest_unit_time(const PipelineProblem& problem) {
@@ -745,7 +747,10 @@ PipelineSolverResult solve_pipeline(const PipelineProblem& problem,
               fmt::format("at most {} time units", kMaxPipelineSolverSteps));
     }
   }
-  return Solver(problem, options).run();
+  auto result = Solver(problem, options).run();
+  polish_frontier(problem, options.polish_points, result);
+  result.summary.solve_seconds += result.summary.polish_seconds;
+  return result;
 }
 
 }  // namespace kareus::frontier

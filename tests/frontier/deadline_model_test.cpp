@@ -9,14 +9,6 @@ namespace {
 
 using namespace test;
 
-// The least energy of any plan that finishes within `deadline`, by enumeration.
-double least_energy_within(const ParetoSet& all_plans, double deadline) {
-  double best = std::numeric_limits<double>::infinity();
-  for (const auto& p : all_plans)
-    if (p.time.value() <= deadline) best = std::min(best, p.energy.value());
-  return best;
-}
-
 // The MILP is the reference optimum of the benchmarks: check it against enumerating every plan,
 // at the fastest time (where slack is scarcest) and at deadlines across the frontier, on DAGs
 // whose microbatches differ (per-instruction options), so that many paths are near-critical.

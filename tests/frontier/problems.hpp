@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "kareus/core/rng.hpp"
@@ -55,6 +56,14 @@ inline ParetoSet brute_force(const PipelineProblem& p) {
     if (v == n) break;
   }
   return ParetoSet::from_points(std::move(points));
+}
+
+// The least energy of the points that finish within `deadline` (infinity when none does).
+inline double least_energy_within(const ParetoSet& points, double deadline) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& p : points)
+    if (p.time.value() <= deadline) best = std::min(best, p.energy.value());
+  return best;
 }
 
 // One option set per (stage, direction), or per instruction when `per_node`.

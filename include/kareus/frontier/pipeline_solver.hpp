@@ -23,6 +23,11 @@
 //    the LP relaxation of "least energy within the deadline" (DeadlineModel) rounded down to
 //    measured options and slowed where slack allows, so the fastest point is not the wasteful
 //    all-fastest plan; tests/frontier/fast_end_test.cpp checks it against brute force and the MILP.
+//  - The steps make one plan per time unit and never revisit an instruction, so where measured
+//    options are not convex they miss mixes (some instructions faster, some slower on the same
+//    paths) that meet a time for less. At `polish_points` iteration times across the frontier a
+//    local search with the time fixed looks for them (frontier_polish.hpp); the plans it finds are
+//    added and the frontier pruned again, so no point gets slower or costlier.
 #pragma once
 
 #include <cstdint>
@@ -74,6 +79,10 @@ struct PipelineSolverOptions {
   // 2: a second thread measures each min-cut step's plan while the next step is taken (same
   // results; about 40 % of the steps' work moves off the critical thread). 1: all on the caller's.
   int threads = 2;
+  // Polish this many frontier points, those furthest above the frontier's lower convex hull
+  // (frontier_polish.hpp): a local search with the time fixed that mixes options the steps' convex
+  // prices cannot see. 0: off.
+  int polish_points = 6;
 };
 
 struct PlanCost {
@@ -94,6 +103,8 @@ struct PipelineSolverSummary {
   std::int64_t planned_slowest_units = 0;  // longest path in time units at the start
   std::int64_t planned_fastest_units = 0;  // ... when no critical path could be shortened
   double fast_end_seconds = 0.0;           // of solve_seconds, in the fast-end LP plans
+  int polished_plans = 0;                  // plans from polish_frontier, after the fast end's
+  double polish_seconds = 0.0;             // of solve_seconds, in polish_frontier
   double solve_seconds = 0.0;
   std::string to_string() const;
 };
@@ -107,7 +118,8 @@ struct PipelineSolverResult {
   // Real (time, energy) of the plans, Pareto-pruned; a point's `first` is its plan's index. Plan 0
   // is the start, plan k the k-th min-cut step, plan steps + 1 runs every instruction at its
   // fastest option (quantisation can hide it from the steps), each slowed where slack allows, and
-  // the fast_end_plans plans after it are the fast-end LP plans, fastest deadline first.
+  // the fast_end_plans plans after it are the fast-end LP plans, fastest deadline first, and the
+  // polished_plans plans after those the polished ones (see polish_frontier), fastest first.
   ParetoSet frontier;
   std::vector<int> initial_assignment;             // plan 0: per node, an index into its option set
   std::vector<std::vector<OptionChange>> changes;  // changes[k]: from plan k - 1 to plan k

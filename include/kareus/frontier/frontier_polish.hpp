@@ -1,0 +1,47 @@
+// Polishing pipeline plans within a deadline. The min-cut steps price each instruction's duration
+// on the lower convex hull of its options and map each step to the one measured option at that
+// duration. Where the measured options are not convex (noisy energies, an option well above the
+// hull between two cheap ones), that option can cost far more than the hull's linear price, while
+// a mix of the segment's two ends over instructions on the same paths (some faster, some slower)
+// meets the same iteration time for what the hull promised. The steps never revisit an instruction
+// to find such mixes; the polish does, with the iteration time fixed as a deadline:
+//  - every instruction is slowed to its cheapest option that fits its slack (reverse topological
+//    order, so each keeps the room its successors leave it);
+//  - pair moves: an instruction w goes to a cheaper, slower option it has no slack for, and a
+//    partner u that shares its paths (its neighbours in its stage's 1F1B order, or the same
+//    microbatch on any stage) goes to the cheapest faster option that frees the missing time,
+//    when the pair saves energy and the longest path stays within the deadline;
+// repeated until no move helps. It never returns a plan that is slower than the deadline (or than
+// the input, when that is slower) or uses more energy than the input.
+#pragma once
+
+#include <vector>
+
+#include "kareus/core/units.hpp"
+#include "kareus/frontier/pipeline_solver.hpp"
+
+namespace kareus::frontier {
+
+struct PolishOptions {
+  int max_rounds = 16;       // rounds of (slow down, pair moves)
+  int stage_neighbours = 4;  // partners before and after an instruction in its stage's order
+};
+
+// `plan`: per DAG node an index into its option set. The result's iteration time is at most
+// max(deadline, the plan's) and its energy at most the plan's (the plan itself when no move saves
+// energy). Throws kareus::Error on an inconsistent problem or plan (see evaluate_plan).
+std::vector<int> polish_plan(const PipelineProblem& problem, std::vector<int> plan,
+                             Seconds deadline, const PolishOptions& options = {});
+
+// Polishes `points` points of `result`'s frontier: those furthest above the frontier's lower
+// convex hull in relative energy (at least 1/(4 points) of its time span apart), each at its own
+// time, fastest first. The least energy within a deadline over mixed options is convex in the
+// deadline, so a point well above its neighbours' hull marks where the steps' plans are furthest
+// from what mixes reach. A polished plan is kept as a new plan of `result` when it saves energy
+// (also over the previous polished plan, which fits the later time too); the frontier is pruned
+// again, so points the new plans dominate are dropped and no point gets slower or costlier.
+// Updates summary.polished_plans and summary.polish_seconds.
+void polish_frontier(const PipelineProblem& problem, int points, PipelineSolverResult& result,
+                     const PolishOptions& options = {});
+
+}  // namespace kareus::frontier

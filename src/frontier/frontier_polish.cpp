@@ -1,0 +1,436 @@
+#include "kareus/frontier/frontier_polish.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <numeric>
+
+namespace kareus::frontier {
+namespace {
+
+class Polisher {
+ public:
+  Polisher(const PipelineProblem& problem, const PolishOptions& options)
+      : problem_(problem),
+        n_(static_cast<int>(problem.dag.nodes.size())),
+        order_(problem.dag.topological_order()),
+        max_rounds_(options.max_rounds) {
+    const auto& dag = problem.dag;
+    pred_.resize(n_);
+    succ_.resize(n_);
+    for (const auto& [from, to] : dag.edges) {
+      const double delay =
+          dag.nodes[from].stage != dag.nodes[to].stage ? problem.transfer.value() : 0.0;
+      pred_[to].push_back({from, delay});
+      succ_[from].push_back({to, delay});
+    }
+    const double p = problem.p_blocking.value();
+    for (const auto& set : problem.option_sets) {
+      // Time-effective energy e - P t: with the iteration time fixed, the energy is its sum plus a
+      // constant. Only options that no other one beats in both time and it can help.
+      std::vector<int> by_time(set.size());
+      std::iota(by_time.begin(), by_time.end(), 0);
+      const auto cost = [&](int i) { return set[i].energy.value() - p * set[i].time.value(); };
+      std::sort(by_time.begin(), by_time.end(), [&](int a, int b) {
+        return set[a].time != set[b].time ? set[a].time < set[b].time : cost(a) < cost(b);
+      });
+      auto& kept = pareto_.emplace_back();
+      for (int i : by_time)
+        if (kept.empty() || cost(i) < kept.back().cost)
+          kept.push_back({set[i].time.value(), cost(i), i});
+    }
+    // Partners: instructions that share many paths with v, so that speeding one up can make room
+    // for slowing the other down.
+    partners_.resize(n_);
+    // Sized from the nodes, not dag.microbatches, which a hand-made DAG need not set.
+    std::vector<std::vector<int>> of_microbatch;
+    for (int v = 0; v < n_; ++v) {
+      const auto m = static_cast<std::size_t>(std::max(0, dag.nodes[v].microbatch));
+      if (m >= of_microbatch.size()) of_microbatch.resize(m + 1);
+      of_microbatch[m].push_back(v);
+    }
+    for (const auto& chain : dag.stage_order) {
+      const int size = static_cast<int>(chain.size());
+      for (int k = 0; k < size; ++k) {
+        auto& list = partners_[chain[k]];
+        for (int j = std::max(0, k - options.stage_neighbours);
+             j <= std::min(size - 1, k + options.stage_neighbours); ++j)
+          if (j != k) list.push_back(chain[j]);
+        for (int u : of_microbatch[std::max(0, dag.nodes[chain[k]].microbatch)])
+          if (u != chain[k] && std::find(list.begin(), list.end(), u) == list.end())
+            list.push_back(u);
+      }
+    }
+    start_.resize(n_);
+    tail_.resize(n_);
+    position_.resize(n_);
+    dominator_tree_.resize(n_);
+    post_dominator_tree_.resize(n_);
+    for (int k = 0; k < n_; ++k) position_[order_[k]] = k;
+    latest_start_.resize(n_);
+  }
+
+  // Lowers the plan's time-effective energy with its longest path kept within `deadline`.
+  void polish(std::vector<int>& plan, double deadline) {
+    rung_.resize(n_);
+    for (int v = 0; v < n_; ++v) {
+      const auto& list = rungs(v);
+      rung_[v] = static_cast<int>(std::find_if(list.begin(), list.end(),
+                                               [&](const Rung& r) { return r.option == plan[v]; }) -
+                                  list.begin());
+      // An option some other one beats in time and cost: start from that one instead.
+      if (rung_[v] == static_cast<int>(list.size()))
+        rung_[v] = slowest_within(v, duration_of(plan, v));
+    }
+    for (int round = 0; round < max_rounds_; ++round) {
+      const bool slowed = slow_down(deadline);
+      if (!pair_moves(deadline) && !slowed) break;
+    }
+    for (int v = 0; v < n_; ++v) plan[v] = rungs(v)[rung_[v]].option;
+  }
+
+ private:
+  struct Rung {
+    double time;
+    double cost;
+    int option;
+  };
+  // A forest by parent links, numbered in depth-first order so that u is an ancestor of w
+  // (or w itself) exactly when [enter, leave] of u contains that of w.
+  struct Tree {
+    std::vector<int> parent, depth, enter, leave;
+    std::vector<int> child_begin, children, stack;
+
+    void resize(int n) {
+      for (auto* v : {&parent, &depth, &enter, &leave}) v->resize(n);
+    }
+    void number() {
+      const int n = static_cast<int>(parent.size());
+      // Children in compressed rows by slot: v's in slot v + 1, the roots' (parent -1) in slot 0.
+      child_begin.assign(n + 2, 0);
+      for (int v = 0; v < n; ++v) ++child_begin[parent[v] + 2];
+      for (int v = 0; v <= n; ++v) child_begin[v + 1] += child_begin[v];
+      children.resize(n);
+      auto fill = child_begin;
+      for (int v = 0; v < n; ++v) children[fill[parent[v] + 1]++] = v;
+      int clock = 0;
+      stack.assign(1, -1);
+      std::vector<int>& next = fill;  // per slot, the next child to visit
+      for (int k = 0; k <= n; ++k) next[k] = child_begin[k];
+      while (!stack.empty()) {
+        const int v = stack.back(), slot = v + 1;
+        if (next[slot] < child_begin[slot + 1]) {
+          const int c = children[next[slot]++];
+          enter[c] = clock++;
+          stack.push_back(c);
+        } else {
+          if (v >= 0) leave[v] = clock++;
+          stack.pop_back();
+        }
+      }
+    }
+  };
+
+  struct Move {
+    double saving;
+    int slower, slower_rung, faster, faster_rung;
+  };
+
+  const std::vector<Rung>& rungs(int v) const { return pareto_[problem_.option_set_of[v]]; }
+  double duration(int v) const { return rungs(v)[rung_[v]].time; }
+  double cost(int v) const { return rungs(v)[rung_[v]].cost; }
+  double duration_of(const std::vector<int>& plan, int v) const {
+    return problem_.option_sets[problem_.option_set_of[v]][plan[v]].time.value();
+  }
+  // The slowest (cheapest) rung of v whose time is at most `window`, or the fastest if none is.
+  int slowest_within(int v, double window) const {
+    const auto& list = rungs(v);
+    const auto it = std::upper_bound(list.begin(), list.end(), window,
+                                     [](double w, const Rung& r) { return w < r.time; });
+    return std::max(0, static_cast<int>(it - list.begin()) - 1);
+  }
+
+  double longest_path() {
+    double makespan = 0;
+    for (int v : order_) makespan = std::max(makespan, earliest_start(v) + duration(v));
+    return makespan;
+  }
+
+  // Every instruction to its cheapest option that fits between its predecessors' finishes and
+  // its successors' latest starts, last ones first. True when one moved.
+  bool slow_down(double deadline) {
+    longest_path();
+    bool moved = false;
+    for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
+      const int v = *it;
+      double finish = deadline;
+      for (const auto& [w, delay] : succ_[v]) finish = std::min(finish, latest_start_[w] - delay);
+      const int r = slowest_within(v, finish - start_[v]);
+      if (r > rung_[v]) {
+        rung_[v] = r;
+        moved = true;
+      }
+      latest_start_[v] = finish - duration(v);
+    }
+    return moved;
+  }
+
+  // Pair moves by saving, largest first, each instruction in at most one per round. True when one
+  // was taken.
+  bool pair_moves(double deadline) {
+    longest_path();
+    tails();
+    const double rounding = 1e-9 * deadline;
+    dominators_stale_ = true;
+    const auto slack = [&](int v) { return deadline - (start_[v] + duration(v) + tail_[v]); };
+    moves_.clear();
+    for (int w = 0; w < n_; ++w) {
+      const auto& list = rungs(w);
+      if (rung_[w] + 1 == static_cast<int>(list.size())) continue;  // at its cheapest already
+      const double slack_w = slack(w);
+      // Speeding u up helps only if a longest path through w runs through u, and then no path
+      // through u is shorter than that one.
+      eligible_.clear();
+      double most_freed = 0;
+      for (int u : partners_[w]) {
+        if (slack(u) > slack_w + rounding || rung_[u] == 0) continue;
+        eligible_.push_back(u);
+        most_freed = std::max(most_freed, duration(u) - rungs(u).front().time);
+      }
+      for (int r = rung_[w] + 1; r < static_cast<int>(list.size()); ++r) {
+        const double missing = list[r].time - duration(w) - slack_w;
+        if (missing > most_freed + rounding) break;  // slower rungs miss more
+        const double saving = cost(w) - list[r].cost;
+        for (int u : eligible_) {
+          const int faster = slowest_within(u, duration(u) - missing + rounding);
+          if (rungs(u)[faster].time > duration(u) - missing + rounding) continue;
+          const double net = saving - (rungs(u)[faster].cost - cost(u));
+          if (net > 0) moves_.push_back({net, w, r, u, faster});
+        }
+      }
+    }
+    std::sort(moves_.begin(), moves_.end(),
+              [](const Move& a, const Move& b) { return a.saving > b.saving; });
+    touched_.assign(n_, 0);
+    bool moved = false;
+    for (const auto& m : moves_) {
+      if (touched_[m.slower] || touched_[m.faster]) continue;
+      // ... and, unless earlier moves left w room enough, every longest path through w has to
+      // (the starts, tails and dominators are kept exact).
+      const double room = deadline - (start_[m.slower] + duration(m.slower) + tail_[m.slower]);
+      if (rungs(m.slower)[m.slower_rung].time - duration(m.slower) > room + rounding) {
+        if (dominators_stale_) dominators(rounding);
+        if (!dominates(m.faster, m.slower)) continue;
+      }
+      if (try_move(m.slower, m.slower_rung, m.faster, m.faster_rung, deadline)) {
+        touched_[m.slower] = touched_[m.faster] = 1;
+        moved = true;
+      }
+    }
+    return moved;
+  }
+
+  // Moves instructions a and b to rungs ra and rb and recomputes the earliest starts from the
+  // first of them on (those before it keep theirs); the move fits when no instruction then
+  // finishes after the deadline. Past both, an instruction's tail (kept exact) does not change,
+  // so a finish plus tail beyond the deadline (with room for rounding) already rules it out. When
+  // it does not fit, everything is restored and the result is false.
+  bool try_move(int a, int ra, int b, int rb, double deadline) {
+    const int a_was = rung_[a], b_was = rung_[b];
+    rung_[a] = ra;
+    rung_[b] = rb;
+    const int first = std::min(position_[a], position_[b]);
+    const int last = std::max(position_[a], position_[b]);
+    const double rounding = 1e-9 * deadline;
+    int k = first;
+    bool fits = true;
+    for (; k < n_ && fits; ++k) {
+      const int v = order_[k];
+      const double finish = earliest_start(v) + duration(v);
+      fits = finish <= deadline && (k <= last || finish + tail_[v] <= deadline + rounding);
+    }
+    if (fits) {
+      // Few moves fit: keeping the tails (and, when next needed, the dominators) exact costs little
+      // and rules out no move.
+      tails();
+      dominators_stale_ = true;
+      return true;
+    }
+    rung_[a] = a_was;
+    rung_[b] = b_was;
+    for (int j = first; j < k; ++j) earliest_start(order_[j]);
+    return false;
+  }
+
+  // Immediate dominators over the critical edges: in dominator_tree_, v's parent is the last
+  // instruction that every longest path into v has (-1: none); in post_dominator_tree_, the first
+  // one every longest path out of v has. On a DAG, an instruction's immediate dominator is the
+  // nearest common dominator of its critical predecessors (and symmetrically), found by walking up
+  // the tree by depth.
+  void dominators(double rounding) {
+    dominators_stale_ = false;
+    const auto build = [&](Tree& t, auto begin, auto end, const auto& edges, auto critical) {
+      const auto common = [&](int a, int b) {
+        while (a != b && a >= 0 && b >= 0) {
+          if (t.depth[a] < t.depth[b]) std::swap(a, b);
+          a = t.parent[a];
+        }
+        return a == b ? a : -1;
+      };
+      for (auto it = begin; it != end; ++it) {
+        const int v = *it;
+        int dominator = -2;  // no critical edge yet
+        for (const auto& [x, delay] : edges[v])
+          if (critical(v, x, delay)) dominator = dominator == -2 ? x : common(dominator, x);
+        t.parent[v] = std::max(dominator, -1);
+        t.depth[v] = t.parent[v] < 0 ? 1 : t.depth[t.parent[v]] + 1;
+      }
+      t.number();
+    };
+    build(dominator_tree_, order_.begin(), order_.end(), pred_, [&](int v, int p, double delay) {
+      return start_[p] + duration(p) + delay >= start_[v] - rounding;
+    });
+    build(post_dominator_tree_, order_.rbegin(), order_.rend(), succ_,
+          [&](int v, int s, double delay) {
+            return delay + duration(s) + tail_[s] >= tail_[v] - rounding;
+          });
+  }
+
+  // Whether every longest path through w has u: u is an ancestor of w in either tree.
+  bool dominates(int u, int w) const {
+    for (const auto* tree : {&dominator_tree_, &post_dominator_tree_})
+      if (tree->enter[u] <= tree->enter[w] && tree->leave[w] <= tree->leave[u]) return true;
+    return false;
+  }
+
+  // Longest path from each instruction's end to the iteration's.
+  void tails() {
+    for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
+      const int v = *it;
+      double tail = 0;
+      for (const auto& [w, delay] : succ_[v]) tail = std::max(tail, delay + duration(w) + tail_[w]);
+      tail_[v] = tail;
+    }
+  }
+
+  // Sets and returns v's earliest start from its predecessors'.
+  double earliest_start(int v) {
+    double s = 0;
+    for (const auto& [u, delay] : pred_[v]) s = std::max(s, start_[u] + duration(u) + delay);
+    return start_[v] = s;
+  }
+
+  const PipelineProblem& problem_;
+  int n_;
+  std::vector<int> order_;
+  int max_rounds_;
+  std::vector<std::vector<std::pair<int, double>>> pred_, succ_;  // (node, transfer delay)
+  std::vector<std::vector<Rung>> pareto_;  // per option set: time increasing, cost decreasing
+  std::vector<std::vector<int>> partners_;
+  std::vector<int> rung_;  // per node: its option's index in its set's pareto_
+  std::vector<double> start_, tail_, latest_start_;
+  std::vector<Move> moves_;
+  std::vector<char> touched_;
+  std::vector<int> position_;  // position_[v]: v's index in order_
+  std::vector<int> eligible_;  // partners of the instruction being slowed that can make room
+  bool dominators_stale_ = true;
+  Tree dominator_tree_, post_dominator_tree_;
+};
+
+// Where to polish (see polish_frontier): indices of up to `count` points, by time.
+std::vector<std::size_t> points_to_polish(const std::vector<ParetoPoint>& points, int count) {
+  const auto time = [&](std::size_t i) { return points[i].time.value(); };
+  const auto energy = [&](std::size_t i) { return points[i].energy.value(); };
+  std::vector<std::size_t> hull;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    while (hull.size() >= 2) {
+      const std::size_t a = hull[hull.size() - 2], b = hull.back();
+      if ((time(b) - time(a)) * (energy(i) - energy(a)) -
+              (energy(b) - energy(a)) * (time(i) - time(a)) >
+          0)
+        break;
+      hull.pop_back();
+    }
+    hull.push_back(i);
+  }
+  std::vector<std::pair<double, std::size_t>> above;  // (relative energy above the hull, point)
+  std::size_t segment = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    while (segment + 2 < hull.size() && time(hull[segment + 1]) <= time(i)) ++segment;
+    if (segment + 1 >= hull.size()) break;
+    const std::size_t a = hull[segment], b = hull[segment + 1];
+    const double line =
+        energy(a) + (energy(b) - energy(a)) * (time(i) - time(a)) / (time(b) - time(a));
+    if (energy(i) > line) above.push_back({energy(i) / line - 1, i});
+  }
+  std::sort(above.begin(), above.end(), std::greater<>());
+  const double apart = (time(points.size() - 1) - time(0)) / (4.0 * count);
+  std::vector<std::size_t> chosen;
+  for (const auto& [gap, i] : above) {
+    if (static_cast<int>(chosen.size()) == count) break;
+    if (std::all_of(chosen.begin(), chosen.end(),
+                    [&](std::size_t j) { return std::fabs(time(i) - time(j)) >= apart; }))
+      chosen.push_back(i);
+  }
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
+}  // namespace
+
+std::vector<int> polish_plan(const PipelineProblem& problem, std::vector<int> plan,
+                             Seconds deadline, const PolishOptions& options) {
+  const PlanCost before = evaluate_plan(problem, plan);
+  Polisher polisher(problem, options);
+  auto polished = plan;
+  polisher.polish(polished, std::max(deadline, before.time).value());
+  // The search sums durations in its own order; the guarantee is checked on the plan's own cost.
+  const PlanCost after = evaluate_plan(problem, polished);
+  if (after.time <= std::max(deadline, before.time) && after.energy < before.energy)
+    return polished;
+  return plan;
+}
+
+void polish_frontier(const PipelineProblem& problem, int count, PipelineSolverResult& result,
+                     const PolishOptions& options) {
+  if (count <= 0 || result.frontier.empty()) return;
+  const auto clock_start = std::chrono::steady_clock::now();
+  const auto& points = result.frontier.points();
+  std::vector<Seconds> times;
+  std::vector<std::uint32_t> bases;
+  for (std::size_t i : points_to_polish(points, count)) {
+    times.push_back(points[i].time);
+    bases.push_back(points[i].first);
+  }
+  auto last_index = static_cast<std::uint32_t>(result.changes.size() - 1);
+  bases.push_back(last_index);
+  const auto plans = result.assignments(bases);
+  std::vector<int> last = plans.back();
+  std::vector<ParetoPoint> kept(points.begin(), points.end());
+  Polisher polisher(problem, options);
+  // The previous deadline's polished plan fits this later one too: a polished plan is kept only
+  // when it beats it (starting from it instead finds less: the search stops in its local optimum).
+  Joules previous{std::numeric_limits<double>::infinity()};
+  for (std::size_t k = 0; k < times.size(); ++k) {
+    auto polished = plans[k];
+    const PlanCost start = evaluate_plan(problem, polished);
+    const Seconds deadline = std::max(times[k], start.time);
+    polisher.polish(polished, deadline.value());
+    const PlanCost cost = evaluate_plan(problem, polished);
+    if (!(cost.time <= deadline && cost.energy < std::min(start.energy, previous))) continue;
+    auto& changes = result.changes.emplace_back();
+    for (int v = 0; v < static_cast<int>(last.size()); ++v)
+      if (polished[v] != last[v]) changes.push_back(OptionChange{v, polished[v]});
+    last = polished;
+    kept.push_back(ParetoPoint{cost.time, cost.energy, ++last_index});
+    ++result.summary.polished_plans;
+    previous = cost.energy;
+  }
+  result.frontier = ParetoSet::from_points(std::move(kept));
+  result.summary.polish_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start).count();
+}
+
+}  // namespace kareus::frontier
