@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <future>
 #include <limits>
 #include <numeric>
+#include <thread>
 
 namespace kareus::frontier {
 namespace {
@@ -409,21 +411,33 @@ void polish_frontier(const PipelineProblem& problem, int count, PipelineSolverRe
   const auto plans = result.assignments(bases);
   std::vector<int> last = plans.back();
   std::vector<ParetoPoint> kept(points.begin(), points.end());
-  Polisher polisher(problem, options);
+  // Each deadline's search is independent of the others: they run side by side, at most one per
+  // core, and are kept in deadline order below, so the result does not depend on the threads.
+  std::vector<std::vector<int>> polished(times.size());
+  std::vector<PlanCost> starts(times.size());
+  const std::size_t most_in_flight = std::max(1U, std::thread::hardware_concurrency());
+  for (std::size_t first = 0; first < times.size(); first += most_in_flight) {
+    std::vector<std::future<void>> running;
+    for (std::size_t k = first; k < std::min(times.size(), first + most_in_flight); ++k) {
+      running.push_back(std::async(std::launch::async, [&, k] {
+        polished[k] = plans[k];
+        starts[k] = evaluate_plan(problem, polished[k]);
+        Polisher(problem, options).polish(polished[k], std::max(times[k], starts[k].time).value());
+      }));
+    }
+    for (auto& r : running) r.get();
+  }
   // The previous deadline's polished plan fits this later one too: a polished plan is kept only
   // when it beats it (starting from it instead finds less: the search stops in its local optimum).
   Joules previous{std::numeric_limits<double>::infinity()};
   for (std::size_t k = 0; k < times.size(); ++k) {
-    auto polished = plans[k];
-    const PlanCost start = evaluate_plan(problem, polished);
-    const Seconds deadline = std::max(times[k], start.time);
-    polisher.polish(polished, deadline.value());
-    const PlanCost cost = evaluate_plan(problem, polished);
-    if (!(cost.time <= deadline && cost.energy < std::min(start.energy, previous))) continue;
+    const Seconds deadline = std::max(times[k], starts[k].time);
+    const PlanCost cost = evaluate_plan(problem, polished[k]);
+    if (!(cost.time <= deadline && cost.energy < std::min(starts[k].energy, previous))) continue;
     auto& changes = result.changes.emplace_back();
     for (int v = 0; v < static_cast<int>(last.size()); ++v)
-      if (polished[v] != last[v]) changes.push_back(OptionChange{v, polished[v]});
-    last = polished;
+      if (polished[k][v] != last[v]) changes.push_back(OptionChange{v, polished[k][v]});
+    last = polished[k];
     kept.push_back(ParetoPoint{cost.time, cost.energy, ++last_index});
     ++result.summary.polished_plans;
     previous = cost.energy;
