@@ -370,7 +370,9 @@ std::vector<std::size_t> points_to_polish(const std::vector<ParetoPoint>& points
   std::sort(above.begin(), above.end(), std::greater<>());
   const double apart = (time(points.size() - 1) - time(0)) / (4.0 * count);
   std::vector<std::size_t> chosen;
-  for (const auto& [gap, i] : above) {
+  for (const auto& candidate : above) {
+    // A named copy, not a structured binding: clang before 16 cannot capture one in a lambda.
+    const std::size_t i = candidate.second;
     if (static_cast<int>(chosen.size()) == count) break;
     if (std::all_of(chosen.begin(), chosen.end(),
                     [&](std::size_t j) { return std::fabs(time(i) - time(j)) >= apart; }))
