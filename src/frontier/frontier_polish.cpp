@@ -416,26 +416,23 @@ void polish_frontier(const PipelineProblem& problem, int count, PipelineSolverRe
   // Each deadline's search is independent of the others: they run side by side, at most one per
   // core, and are kept in deadline order below, so the result does not depend on the threads.
   std::vector<std::vector<int>> polished(times.size());
-  std::vector<PlanCost> starts(times.size());
   const std::size_t most_in_flight = std::max(1U, std::thread::hardware_concurrency());
   for (std::size_t first = 0; first < times.size(); first += most_in_flight) {
     std::vector<std::future<void>> running;
-    for (std::size_t k = first; k < std::min(times.size(), first + most_in_flight); ++k) {
+    for (std::size_t k = first; k < std::min(times.size(), first + most_in_flight); ++k)
       running.push_back(std::async(std::launch::async, [&, k] {
-        polished[k] = plans[k];
-        starts[k] = evaluate_plan(problem, polished[k]);
-        Polisher(problem, options).polish(polished[k], std::max(times[k], starts[k].time).value());
+        polished[k] = polish_plan(problem, plans[k], times[k], options);
       }));
-    }
     for (auto& r : running) r.get();
   }
+  // polish_plan returns a plan within its deadline that saves energy, or the plan it was given.
   // The previous deadline's polished plan fits this later one too: a polished plan is kept only
   // when it beats it (starting from it instead finds less: the search stops in its local optimum).
   Joules previous{std::numeric_limits<double>::infinity()};
   for (std::size_t k = 0; k < times.size(); ++k) {
-    const Seconds deadline = std::max(times[k], starts[k].time);
+    if (polished[k] == plans[k]) continue;
     const PlanCost cost = evaluate_plan(problem, polished[k]);
-    if (!(cost.time <= deadline && cost.energy < std::min(starts[k].energy, previous))) continue;
+    if (!(cost.energy < previous)) continue;
     auto& changes = result.changes.emplace_back();
     for (int v = 0; v < static_cast<int>(last.size()); ++v)
       if (polished[k][v] != last[v]) changes.push_back(OptionChange{v, polished[k][v]});
