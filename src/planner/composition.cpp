@@ -200,6 +200,14 @@ OptionSet composed_options(const workload::Workload& w, const emulator::Emulator
   return pareto_options(std::move(out));
 }
 
+Joules job_dynamic_energy(const workload::Workload& w, Seconds solver_time, Joules solver_energy) {
+  const double replicas =
+      static_cast<double>(w.gpus_per_stage()) * static_cast<double>(w.parallelism.dp);
+  const Joules stage_static =
+      w.gpu.static_power * solver_time * static_cast<double>(w.parallelism.pp);
+  return (solver_energy - stage_static) * replicas;
+}
+
 emulator::RunResult composed_value(const workload::Workload& w, const emulator::Emulator& emu,
                                    int stage, Direction d, const InstructionOption& option,
                                    const KeyFrontiers& keys) {

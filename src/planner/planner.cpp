@@ -188,21 +188,18 @@ MethodResult prepare_method(const workload::Workload& w, const emulator::Emulato
 void solve_method(const workload::Workload& w, const PlanOptions& options,
                   const emulator::OutsideWork& tail, const emulator::OutsideWork& transfers,
                   MethodResult& result) {
-  const auto& p = w.parallelism;
   frontier::PipelineSolverOptions so;
   so.unit_time = options.unit_time;
   result.solver = frontier::solve_pipeline(result.problem, so);
 
-  const double replicas = static_cast<double>(w.gpus_per_stage()) * p.dp;
   const double gpus = w.total_gpus();
   for (const auto& pt : result.solver.frontier) {
     IterationPoint ip;
     ip.plan = pt.first;
     ip.time = pt.time + tail.time;
-    // The solver's energy covers one GPU per stage; static power burns on every GPU.
-    const Joules stage_static = w.gpu.static_power * pt.time * static_cast<double>(p.pp);
+    // Static power burns on every GPU, for the whole iteration.
     ip.dynamic_energy =
-        (pt.energy - stage_static) * replicas + tail.dynamic_energy + transfers.dynamic_energy;
+        job_dynamic_energy(w, pt.time, pt.energy) + tail.dynamic_energy + transfers.dynamic_energy;
     ip.energy = ip.dynamic_energy + w.gpu.static_power * ip.time * gpus;
     result.frontier.push_back(ip);
   }

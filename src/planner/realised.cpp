@@ -41,12 +41,9 @@ std::vector<IterationPoint> realised_frontier(const workload::Workload& w, const
       real.option_sets[set][i] = {r.time, r.dynamic_energy + w.gpu.static_power * r.time};
     }
   }
-  // The solver's cost covers one GPU per stage; the reported point adds the other replicas, the
-  // gradient tail and the transfers (planner.cpp, solve_method), which read nothing. So the true
-  // point is the reported one moved by the change in the solver's cost, scaled the same way.
-  const double replicas =
-      static_cast<double>(w.gpus_per_stage()) * static_cast<double>(w.parallelism.dp);
-  const double stages = static_cast<double>(w.parallelism.pp);
+  // The reported point adds the gradient tail and the transfers to the solver's cost
+  // (planner.cpp, solve_method), which read nothing. So the true point is the reported one moved by
+  // the change in the solver's cost, scaled to the job by the same job_dynamic_energy.
   const double gpus = static_cast<double>(w.total_gpus());
   std::vector<IterationPoint> points;
   for (const IterationPoint& p : m.frontier) {
@@ -54,8 +51,8 @@ std::vector<IterationPoint> realised_frontier(const workload::Workload& w, const
     const frontier::PlanCost read = frontier::evaluate_plan(m.problem, assignment);
     const frontier::PlanCost cost = frontier::evaluate_plan(real, assignment);
     const Seconds dt = cost.time - read.time;
-    const Joules dynamic =
-        (cost.energy - read.energy - w.gpu.static_power * dt * stages) * replicas;
+    const Joules dynamic = job_dynamic_energy(w, cost.time, cost.energy) -
+                           job_dynamic_energy(w, read.time, read.energy);
     IterationPoint q = p;
     q.time = p.time + dt;
     q.dynamic_energy = p.dynamic_energy + dynamic;

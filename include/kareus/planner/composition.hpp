@@ -47,6 +47,12 @@ OptionSet composed_options(const workload::Workload& w, const emulator::Emulator
                            workload::Direction d, const std::vector<MHz>& clocks,
                            const KeyFrontiers& keys);
 
+// The whole job's dynamic energy for a pipeline solver cost, which covers one GPU per stage with
+// static power included: that cost less the stages' static energy, times each stage's replicas
+// (tensor/context parallel GPUs and data-parallel copies). The planner's frontier and the realised
+// frontier both scale by it.
+Joules job_dynamic_energy(const workload::Workload& w, Seconds solver_time, Joules solver_energy);
+
 // What composed_options charges for a nanobatch option at one clock (no step clocks) when its
 // keys' configurations read as in `keys`: the same sum of scaled readings plus the work no key
 // configures. Throws kareus::Error when a configuration has no reading in `keys`.
