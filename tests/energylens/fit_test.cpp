@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <regex>
 
 #include "kareus/core/error.hpp"
 #include "kareus/core/rng.hpp"
@@ -133,6 +134,23 @@ TEST(EnergyLensFit, ModelRoundTripsThroughJson) {
   for (std::size_t k = 0; k < kParams; ++k) EXPECT_DOUBLE_EQ(back.params[k], m.params[k]);
   EXPECT_EQ(back.scales, m.scales);
   EXPECT_EQ(back.scale_by, m.scale_by);
+}
+
+// A model saved before the step term existed has no c_step: it loads and predicts as if it were 0.
+TEST(EnergyLensFit, ModelSavedWithoutTheStepTermLoads) {
+  const Params truth = truth_params();
+  const EnergyModel m = fit_energy_model(
+      testing::synthetic_grid([&](const Sample& s) { return closed_form(truth, features_of(s)); },
+                              0.01, 5)
+          .samples,
+      FitOptions{});
+  const std::string text = m.to_json().dump();
+  const std::string old =
+      std::regex_replace(text, std::regex(R"(,\s*"c_step"\s*:\s*[^,}\s]+)"), "");
+  ASSERT_NE(old, text);
+  const EnergyModel back = EnergyModel::from_json(JsonDocument::parse(old, "model.json").root());
+  EXPECT_EQ(back.params[c_step], 0.0);
+  for (std::size_t k = 0; k < c_step; ++k) EXPECT_DOUBLE_EQ(back.params[k], m.params[k]);
 }
 
 TEST(EnergyLensFit, RejectsBadOptions) {
