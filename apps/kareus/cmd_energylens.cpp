@@ -43,6 +43,7 @@ struct FitArgs {
   std::string descriptors = "on";
   std::string parallel_terms = "off";
   std::string kv_term = "on";
+  std::string step_term = "on";
 
   void add(CLI::App* cmd) {
     cmd->add_option("--loss", loss, "relative (mean squared relative error) or log");
@@ -64,6 +65,10 @@ struct FitArgs {
                     "on: fit the context term (KV cache read per decode step, out x (in + out/2)); "
                     "off: the paper's form")
         ->check(CLI::IsMember({"on", "off"}));
+    cmd->add_option("--step-term", step_term,
+                    "on: fit the step term (fixed time of each decode step on every GPU, "
+                    "out x TP x PP / batch); off: the paper's form")
+        ->check(CLI::IsMember({"on", "off"}));
   }
   el::FitOptions options() const {
     el::FitOptions o;
@@ -74,6 +79,7 @@ struct FitArgs {
     o.descriptors = descriptors == "on";
     o.parallel_terms = parallel_terms == "on";
     o.kv_term = kv_term == "on";
+    o.step_term = step_term == "on";
     return o;
   }
 };

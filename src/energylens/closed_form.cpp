@@ -32,6 +32,9 @@ const std::array<ParamInfo, kParams>& parameter_info() {
       // Ours: the KV cache each decode step reads; not amortised over the batch.
       {"c_kv", "context energy (J per output token per token of context before it)", 0.0, 1e9,
        true},
+      // Ours: the part of each decode step that does not shrink with the work (launches,
+      // scheduling, synchronisation), paid on every GPU and shared by the batch.
+      {"c_step", "step overhead energy (J per decode step per GPU)", 0.0, 1e9, true},
   }};
   return info;
 }
@@ -64,19 +67,22 @@ double phase(const Params& p, std::size_t first, double tokens, const Features& 
   return term;
 }
 
-// Per-unit values of the linear parallelism, overhead and KV terms, in the order d1, d2, c_tp,
-// c_pp, c_dp, c_kv. TP all-reduces every token it processes (prompt and output); bubbles and
-// idle replicas cost per decode step, i.e. per output token; decode step t reads the KV cache of
-// the in + t tokens before it, out x (in + out / 2) in all, whatever the batch.
-std::array<double, 6> linear_units(const Features& x) {
+// Per-unit values of the linear parallelism, overhead, KV and step terms, in the order d1, d2,
+// c_tp, c_pp, c_dp, c_kv, c_step. TP all-reduces every token it processes (prompt and output);
+// bubbles and idle replicas cost per decode step, i.e. per output token; decode step t reads the
+// KV cache of the in + t tokens before it, out x (in + out / 2) in all, whatever the batch; a
+// request takes out decode steps, each with a fixed part on all TP x PP GPUs that its batch of
+// requests share.
+std::array<double, 7> linear_units(const Features& x) {
   return {x.tp,
           x.pp,
           (x.input_tokens + x.output_tokens) * (x.tp - 1.0) * x.tp_comm_ratio,
           x.output_tokens * (x.pp - 1.0) * x.idle_power_share,
           x.output_tokens * (x.dp - 1.0) * x.idle_power_share,
-          x.output_tokens * (x.input_tokens + 0.5 * x.output_tokens)};
+          x.output_tokens * (x.input_tokens + 0.5 * x.output_tokens),
+          x.output_tokens * x.tp * x.pp / x.batch};
 }
-constexpr std::array<std::size_t, 6> kLinearTail = {d1, d2, c_tp, c_pp, c_dp, c_kv};
+constexpr std::array<std::size_t, 7> kLinearTail = {d1, d2, c_tp, c_pp, c_dp, c_kv, c_step};
 
 }  // namespace
 

@@ -28,12 +28,14 @@ struct Problem {
   std::vector<std::size_t> linear;
 
   Problem(const std::vector<Sample>& rows, Loss l, const std::vector<std::string>& by,
-          bool descriptors = false, bool parallel_terms = true, bool kv_term = true)
+          bool descriptors = false, bool parallel_terms = true, bool kv_term = true,
+          bool step_term = true)
       : groups(rows, by), scale_by(by), loss(l) {
     for (std::size_t k = 0; k < kParams; ++k) {
       const bool parallel =
           std::find(kParallelParams.begin(), kParallelParams.end(), k) != kParallelParams.end();
-      if (parameter_info()[k].linear && (parallel_terms || !parallel) && (kv_term || k != c_kv))
+      if (parameter_info()[k].linear && (parallel_terms || !parallel) && (kv_term || k != c_kv) &&
+          (step_term || k != c_step))
         linear.push_back(k);
     }
     DescriptorCache cache;
@@ -419,9 +421,10 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
   EnergyModel m;
   const JsonValue p = v.at("params");
   for (std::size_t k = 0; k < kParams; ++k) {
-    // Models saved before the parallelism and KV terms existed predict as if they were 0.
-    const bool parallel = k == c_kv || std::find(kParallelParams.begin(), kParallelParams.end(),
-                                                 k) != kParallelParams.end();
+    // Models saved before the parallelism, KV and step terms existed predict as if they were 0.
+    const bool parallel =
+        k == c_kv || k == c_step ||
+        std::find(kParallelParams.begin(), kParallelParams.end(), k) != kParallelParams.end();
     const ParamInfo& info = parameter_info()[k];
     if (parallel && !p.contains(info.name)) {
       m.params[k] = 0.0;
@@ -499,7 +502,7 @@ EnergyModel fit_energy_model(const std::vector<Sample>& rows, const FitOptions& 
         "", "--scale-by", fmt::format("{}", fmt::join(options.scale_by, ",")),
         "the descriptor scale needs groups by model and gpu (or --descriptors off)");
   const Problem problem(rows, options.loss, options.scale_by, options.descriptors,
-                        options.parallel_terms, options.kv_term);
+                        options.parallel_terms, options.kv_term, options.step_term);
   std::vector<GroupEvidence> evidence = group_evidence(problem, rows, options.descriptors);
   Rng rng(options.seed);
   EnergyModel model;

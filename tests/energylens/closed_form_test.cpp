@@ -60,6 +60,12 @@ TEST(EnergyLensClosedForm, MatchesHandComputedValues) {
   EXPECT_NEAR(closed_form(context, Features{2, 4, 4, 100, 50}), 40 + 37.5 + 38 + 6.25, 1e-12);
   closed_form(context, Features{2, 4, 4, 100, 50}, g);
   EXPECT_NEAR(g[c_kv], 6250, 1e-9);
+  // Step term: 0.5 x 50 steps x (2 x 4) GPUs / batch 4 = 50.
+  Params step = simple;
+  step[c_step] = 0.5;
+  EXPECT_NEAR(closed_form(step, Features{2, 4, 4, 100, 50}), 40 + 37.5 + 38 + 50, 1e-12);
+  closed_form(step, Features{2, 4, 4, 100, 50}, g);
+  EXPECT_NEAR(g[c_step], 100, 1e-12);
 }
 
 TEST(EnergyLensClosedForm, GradientMatchesCentralDifferences) {

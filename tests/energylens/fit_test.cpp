@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <regex>
 
 #include "kareus/core/error.hpp"
 #include "kareus/core/rng.hpp"
@@ -53,25 +54,38 @@ TEST(EnergyLensFit, RecoversSyntheticClosedFormFromNoisyData) {
   EXPECT_DOUBLE_EQ(m.scales.begin()->second, 1.0);
 }
 
-// The context term (KV cache read each decode step, not amortised over the batch) on top of the
-// same truth: at 512 output tokens and large batches it is most of the energy. With one scale
-// group of multiplier 1 the fit must recover its coefficient, and hold it at 0 when switched off.
-TEST(EnergyLensFit, RecoversTheContextTerm) {
+// One of our linear terms set to `value` on top of the truth: with one scale group of multiplier
+// 1 the fit must recover its coefficient and the energy of a fresh grid, and hold it at 0 when
+// `switch_` is turned off.
+void expect_recovers_term(Param k, double value, bool FitOptions::*switch_) {
   Params truth = truth_params();
-  truth[c_kv] = 0.01;
+  truth[k] = value;
   auto f = [&](const Sample& s) { return closed_form(truth, features_of(s)); };
   FitOptions o;
   o.scale_by = {};
   const EnergyModel m = fit_energy_model(testing::synthetic_grid(f, 0.01, 5).samples, o);
-  EXPECT_NEAR(m.params[c_kv], truth[c_kv], 0.15 * truth[c_kv]);
+  EXPECT_NEAR(m.params[k], value, 0.15 * value) << parameter_info()[k].name;
   std::vector<double> measured, predicted;
   for (const Sample& s : testing::synthetic_grid(f, 0.0, 6).samples) {
     measured.push_back(s.energy->value());
     predicted.push_back(m.predict(s).value());
   }
-  EXPECT_LT(mape_percent(measured, predicted), 1.5);
-  o.kv_term = false;
-  EXPECT_EQ(fit_energy_model(testing::synthetic_grid(f, 0.01, 5).samples, o).params[c_kv], 0.0);
+  EXPECT_LT(mape_percent(measured, predicted), 1.5) << parameter_info()[k].name;
+  o.*switch_ = false;
+  EXPECT_EQ(fit_energy_model(testing::synthetic_grid(f, 0.01, 5).samples, o).params[k], 0.0);
+}
+
+// The context term (KV cache read each decode step, not amortised over the batch): at 512 output
+// tokens and large batches it is most of the energy.
+TEST(EnergyLensFit, RecoversTheContextTerm) {
+  expect_recovers_term(c_kv, 0.01, &FitOptions::kv_term);
+}
+
+// The step term (a fixed part of every decode step on every GPU, shared by the batch), a third
+// of the decode energy at batch 1 on one GPU: its TP x PP / batch shape is not one the decode
+// term can take, whose exponents differ.
+TEST(EnergyLensFit, RecoversTheStepTerm) {
+  expect_recovers_term(c_step, 0.4, &FitOptions::step_term);
 }
 
 TEST(EnergyLensFit, ScaleGroupsAbsorbPerModelLevels) {
@@ -120,6 +134,23 @@ TEST(EnergyLensFit, ModelRoundTripsThroughJson) {
   for (std::size_t k = 0; k < kParams; ++k) EXPECT_DOUBLE_EQ(back.params[k], m.params[k]);
   EXPECT_EQ(back.scales, m.scales);
   EXPECT_EQ(back.scale_by, m.scale_by);
+}
+
+// A model saved before the step term existed has no c_step: it loads and predicts as if it were 0.
+TEST(EnergyLensFit, ModelSavedWithoutTheStepTermLoads) {
+  const Params truth = truth_params();
+  const EnergyModel m = fit_energy_model(
+      testing::synthetic_grid([&](const Sample& s) { return closed_form(truth, features_of(s)); },
+                              0.01, 5)
+          .samples,
+      FitOptions{});
+  const std::string text = m.to_json().dump();
+  const std::string old =
+      std::regex_replace(text, std::regex(R"(,\s*"c_step"\s*:\s*[^,}\s]+)"), "");
+  ASSERT_NE(old, text);
+  const EnergyModel back = EnergyModel::from_json(JsonDocument::parse(old, "model.json").root());
+  EXPECT_EQ(back.params[c_step], 0.0);
+  for (std::size_t k = 0; k < c_step; ++k) EXPECT_DOUBLE_EQ(back.params[k], m.params[k]);
 }
 
 TEST(EnergyLensFit, RejectsBadOptions) {

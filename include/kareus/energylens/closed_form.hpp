@@ -9,6 +9,9 @@
 //     + c_dp * out * (DP - 1) * sigma                        (idle share of extra replicas)
 // and a context term of ours (docs/energylens.md, "Context term"):
 //     + c_kv * out * (in + out / 2)                          (KV cache read each decode step)
+// and a step term of ours (docs/energylens.md, "Step term"):
+//     + c_step * out * TP * PP / batch                       (fixed time of each decode step, on
+//                                                             every GPU, shared by the batch)
 // rho: a token's all-reduce time over the time to stream the weights once (model and link
 // descriptors), sigma: static over limit power (GPU). Parameters in the order of `Param`.
 #pragma once
@@ -37,9 +40,10 @@ enum Param : std::size_t {
   c_tp,
   c_pp,
   c_dp,
-  c_kv
+  c_kv,
+  c_step
 };
-inline constexpr std::size_t kParams = 16;
+inline constexpr std::size_t kParams = 17;
 // The parallelism terms' coefficients, fixed at 0 when a fit leaves them out.
 inline constexpr std::array<std::size_t, 3> kParallelParams = {c_tp, c_pp, c_dp};
 using Params = std::array<double, kParams>;
@@ -50,7 +54,7 @@ struct ParamInfo {
   std::string_view meaning;
   double lower;
   double upper;
-  bool linear;  // the closed form is linear in it (a_p, a_d, d1, d2, c_tp, c_pp, c_dp)
+  bool linear;  // the closed form is linear in it (a_p, a_d, d1, d2 and every c_)
 };
 
 const std::array<ParamInfo, kParams>& parameter_info();
