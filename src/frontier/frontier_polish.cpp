@@ -1,5 +1,7 @@
 #include "kareus/frontier/frontier_polish.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,6 +10,8 @@
 #include <limits>
 #include <numeric>
 #include <thread>
+
+#include "kareus/core/error.hpp"
 
 namespace kareus::frontier {
 namespace {
@@ -382,6 +386,26 @@ std::vector<std::size_t> points_to_polish(const std::vector<ParetoPoint>& points
   return chosen;
 }
 
+// Each plan polished at its deadline. The searches are independent of each other: they run side
+// by side, at most one per core, and the results are in input order, so they do not depend on the
+// threads.
+std::vector<std::vector<int>> polish_each(const PipelineProblem& problem,
+                                          const std::vector<std::vector<int>>& plans,
+                                          const std::vector<Seconds>& deadlines,
+                                          const PolishOptions& options) {
+  std::vector<std::vector<int>> polished(plans.size());
+  const std::size_t most_in_flight = std::max(1U, std::thread::hardware_concurrency());
+  for (std::size_t first = 0; first < plans.size(); first += most_in_flight) {
+    std::vector<std::future<void>> running;
+    for (std::size_t k = first; k < std::min(plans.size(), first + most_in_flight); ++k)
+      running.push_back(std::async(std::launch::async, [&, k] {
+        polished[k] = polish_plan(problem, plans[k], deadlines[k], options);
+      }));
+    for (auto& r : running) r.get();
+  }
+  return polished;
+}
+
 }  // namespace
 
 std::vector<int> polish_plan(const PipelineProblem& problem, std::vector<int> plan,
@@ -397,53 +421,66 @@ std::vector<int> polish_plan(const PipelineProblem& problem, std::vector<int> pl
   return plan;
 }
 
-void polish_frontier(const PipelineProblem& problem, int count, PipelineSolverResult& result,
-                     const PolishOptions& options) {
-  if (count <= 0 || result.frontier.empty()) return;
+void polish_points(const PipelineProblem& problem, const std::vector<PolishTarget>& targets,
+                   PipelineSolverResult& result, const PolishOptions& options) {
+  if (targets.empty()) return;
   const auto clock_start = std::chrono::steady_clock::now();
   const auto& points = result.frontier.points();
-  std::vector<Seconds> times;
-  std::vector<std::uint32_t> bases;
-  for (std::size_t i : points_to_polish(points, count)) {
-    times.push_back(points[i].time);
-    bases.push_back(points[i].first);
+  std::vector<Seconds> deadlines;
+  std::vector<std::uint32_t> indices;
+  for (const auto& target : targets) {
+    if (target.point >= points.size())
+      throw Error(
+          fmt::format("polish_points: frontier point {} of {}", target.point, points.size()));
+    deadlines.push_back(target.deadline);
+    indices.push_back(points[target.point].first);
   }
   auto last_index = static_cast<std::uint32_t>(result.changes.size() - 1);
-  bases.push_back(last_index);
-  const auto plans = result.assignments(bases);
-  std::vector<int> last = plans.back();
-  std::vector<ParetoPoint> kept(points.begin(), points.end());
-  // Each deadline's search is independent of the others: they run side by side, at most one per
-  // core, and are kept in deadline order below, so the result does not depend on the threads.
-  std::vector<std::vector<int>> polished(times.size());
-  const std::size_t most_in_flight = std::max(1U, std::thread::hardware_concurrency());
-  for (std::size_t first = 0; first < times.size(); first += most_in_flight) {
-    std::vector<std::future<void>> running;
-    for (std::size_t k = first; k < std::min(times.size(), first + most_in_flight); ++k)
-      running.push_back(std::async(std::launch::async, [&, k] {
-        polished[k] = polish_plan(problem, plans[k], times[k], options);
-      }));
-    for (auto& r : running) r.get();
-  }
+  indices.push_back(last_index);
+  auto plans = result.assignments(indices);
+  std::vector<int> last = std::move(plans.back());
+  plans.pop_back();
+  const auto polished = polish_each(problem, plans, deadlines, options);
   // polish_plan returns a plan within its deadline that saves energy, or the plan it was given.
-  // The previous deadline's polished plan fits this later one too: a polished plan is kept only
-  // when it beats it (starting from it instead finds less: the search stops in its local optimum).
-  Joules previous{std::numeric_limits<double>::infinity()};
-  for (std::size_t k = 0; k < times.size(); ++k) {
+  // Every saving plan is added; the pruning below drops those another one dominates.
+  std::vector<ParetoPoint> kept(points.begin(), points.end());
+  for (std::size_t k = 0; k < plans.size(); ++k) {
     if (polished[k] == plans[k]) continue;
-    const PlanCost cost = evaluate_plan(problem, polished[k]);
-    if (!(cost.energy < previous)) continue;
     auto& changes = result.changes.emplace_back();
     for (int v = 0; v < static_cast<int>(last.size()); ++v)
       if (polished[k][v] != last[v]) changes.push_back(OptionChange{v, polished[k][v]});
     last = polished[k];
+    const PlanCost cost = evaluate_plan(problem, last);
     kept.push_back(ParetoPoint{cost.time, cost.energy, ++last_index});
     ++result.summary.polished_plans;
-    previous = cost.energy;
   }
   result.frontier = ParetoSet::from_points(std::move(kept));
-  result.summary.polish_seconds =
+  result.summary.polish_seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start).count();
+}
+
+void polish_frontier(const PipelineProblem& problem, int count, PipelineSolverResult& result,
+                     const PolishOptions& options) {
+  if (count <= 0 || result.frontier.empty()) return;
+  // The fastest point too: it is the max-throughput selection.
+  auto chosen = points_to_polish(result.frontier.points(), count);
+  if (chosen.empty() || chosen.front() != 0) chosen.insert(chosen.begin(), 0);
+  std::vector<PolishTarget> targets;
+  for (std::size_t i : chosen) targets.push_back({i, result.frontier[i].time});
+  polish_points(problem, targets, result, options);
+}
+
+void polish_within(const PipelineProblem& problem, Seconds deadline, int neighbours,
+                   PipelineSolverResult& result, const PolishOptions& options) {
+  const auto& points = result.frontier.points();
+  // Energy falls with time along the frontier: the last point within the deadline is its least.
+  const auto within = std::upper_bound(points.begin(), points.end(), deadline,
+                                       [](Seconds t, const ParetoPoint& p) { return t < p.time; });
+  const auto chosen = static_cast<std::size_t>(within - points.begin());
+  std::vector<PolishTarget> targets;
+  for (std::size_t k = chosen - std::min<std::size_t>(chosen, neighbours + 1); k < chosen; ++k)
+    targets.push_back({k, deadline});
+  polish_points(problem, targets, result, options);
 }
 
 }  // namespace kareus::frontier
