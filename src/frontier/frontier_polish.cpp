@@ -22,7 +22,8 @@ class Polisher {
       : problem_(problem),
         n_(static_cast<int>(problem.dag.nodes.size())),
         order_(problem.dag.topological_order()),
-        max_rounds_(options.max_rounds) {
+        max_rounds_(options.max_rounds),
+        most_speed_ups_(options.most_speed_ups) {
     const auto& dag = problem.dag;
     pred_.resize(n_);
     succ_.resize(n_);
@@ -92,7 +93,8 @@ class Polisher {
     }
     for (int round = 0; round < max_rounds_; ++round) {
       const bool slowed = slow_down(deadline);
-      if (!pair_moves(deadline) && !slowed) break;
+      const bool paired = pair_moves(deadline);
+      if (!speed_ups(deadline) && !paired && !slowed) break;
     }
     for (int v = 0; v < n_; ++v) plan[v] = rungs(v)[rung_[v]].option;
   }
@@ -166,7 +168,8 @@ class Polisher {
 
   // Every instruction to its cheapest option that fits between its predecessors' finishes and
   // its successors' latest starts, last ones first. True when one moved.
-  bool slow_down(double deadline) {
+  // `held` (if any) keeps its option.
+  bool slow_down(double deadline, int held = -1) {
     longest_path();
     bool moved = false;
     for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
@@ -174,7 +177,7 @@ class Polisher {
       double finish = deadline;
       for (const auto& [w, delay] : succ_[v]) finish = std::min(finish, latest_start_[w] - delay);
       const int r = slowest_within(v, finish - start_[v]);
-      if (r > rung_[v]) {
+      if (r > rung_[v] && v != held) {
         rung_[v] = r;
         moved = true;
       }
@@ -190,6 +193,7 @@ class Polisher {
     tails();
     const double rounding = 1e-9 * deadline;
     dominators_stale_ = true;
+    missed_.clear();
     const auto slack = [&](int v) { return deadline - (start_[v] + duration(v) + tail_[v]); };
     moves_.clear();
     for (int w = 0; w < n_; ++w) {
@@ -228,14 +232,53 @@ class Polisher {
       const double room = deadline - (start_[m.slower] + duration(m.slower) + tail_[m.slower]);
       if (rungs(m.slower)[m.slower_rung].time - duration(m.slower) > room + rounding) {
         if (dominators_stale_) dominators(rounding);
-        if (!dominates(m.faster, m.slower)) continue;
+        if (!dominates(m.faster, m.slower)) {
+          missed_.push_back(m);
+          continue;
+        }
       }
       if (try_move(m.slower, m.slower_rung, m.faster, m.faster_rung, deadline)) {
         touched_[m.slower] = touched_[m.faster] = 1;
         moved = true;
+      } else {
+        missed_.push_back(m);
       }
     }
     return moved;
+  }
+
+  // Speed-ups, from the pair moves that did not fit (largest saving first): the faster partner is
+  // then not on every longest path through the slower instruction, or another path is too close,
+  // yet the time it frees may pay when every instruction that can use it does. The partner goes to
+  // its faster option, all others are slowed into the room (slow_down with it held), and the
+  // result is kept when the total falls; at most PolishOptions::most_speed_ups tries per round, so
+  // a round stays linear in the DAG's size. True when one was kept.
+  bool speed_ups(double deadline) {
+    bool moved = false;
+    int tried = 0;
+    tried_rung_.assign(n_, -1);
+    for (const auto& m : missed_) {
+      if (tried == most_speed_ups_) break;
+      // Already as fast (an earlier speed-up moved it), or this speed-up was just tried.
+      if (rung_[m.faster] <= m.faster_rung || tried_rung_[m.faster] == m.faster_rung) continue;
+      tried_rung_[m.faster] = m.faster_rung;
+      ++tried;
+      const double before = total_cost();
+      saved_rung_ = rung_;
+      rung_[m.faster] = m.faster_rung;
+      slow_down(deadline, m.faster);
+      if (total_cost() < before - 1e-12 * std::fabs(before))
+        moved = true;
+      else
+        rung_.swap(saved_rung_);
+    }
+    return moved;
+  }
+
+  double total_cost() const {
+    double sum = 0;
+    for (int v = 0; v < n_; ++v) sum += cost(v);
+    return sum;
   }
 
   // Moves instructions a and b to rungs ra and rb and recomputes the earliest starts from the
@@ -332,12 +375,15 @@ class Polisher {
   int n_;
   std::vector<int> order_;
   int max_rounds_;
+  int most_speed_ups_;
   std::vector<std::vector<std::pair<int, double>>> pred_, succ_;  // (node, transfer delay)
   std::vector<std::vector<Rung>> pareto_;  // per option set: time increasing, cost decreasing
   std::vector<std::vector<int>> partners_;
   std::vector<int> rung_;  // per node: its option's index in its set's pareto_
   std::vector<double> start_, tail_, latest_start_;
   std::vector<Move> moves_;
+  std::vector<Move> missed_;  // pair moves that did not fit this round, largest saving first
+  std::vector<int> tried_rung_, saved_rung_;
   std::vector<char> touched_;
   std::vector<int> position_;  // position_[v]: v's index in order_
   std::vector<int> eligible_;  // partners of the instruction being slowed that can make room

@@ -94,11 +94,43 @@ TEST(FrontierPolish, NeverWorsensAPlan) {
   EXPECT_GT(improved, 100);  // random plans leave much to gain: the search does run
 }
 
+// The speed-ups against the same search without them, from the steps' plans on random DAGs each at
+// its own time: the polished plan stays within the time and below the plan's energy, and it is
+// lower more often than higher (a local search: another path can end elsewhere). Measured on
+// this seed: lower at 49 of 400 plans, higher at 15, total energy -0.015 %.
+TEST(FrontierPolish, SpeedUpsEndLowerMoreOftenThanHigher) {
+  Rng rng(58);
+  int lower = 0, higher = 0;
+  for (int trial = 0; trial < 100; ++trial) {
+    const int stages = static_cast<int>(rng.integer(2, 5));
+    const int microbatches = static_cast<int>(rng.integer(2, 10));
+    auto p = make_problem(stages, microbatches, trial % 2 == 1, rng.uniform(0.0, 5.0),
+                          [&] { return dvfs_like_options(rng, 12); });
+    const auto steps = solve_pipeline(p, with_polish(0, 0.01));
+    for (int k = 0; k < 4; ++k) {
+      const auto& point = steps.frontier[static_cast<std::size_t>(
+          rng.integer(0, static_cast<std::int64_t>(steps.frontier.size()) - 1))];
+      const auto plan = steps.assignment(point.first);
+      PolishOptions without;
+      without.most_speed_ups = 0;
+      const auto before = evaluate_independently(p, plan);
+      const auto with = evaluate_independently(p, polish_plan(p, plan, point.time));
+      const double other =
+          evaluate_independently(p, polish_plan(p, plan, point.time, without)).energy.value();
+      EXPECT_LE(with.time, before.time) << "trial " << trial;
+      EXPECT_LE(with.energy, before.energy) << "trial " << trial;
+      lower += with.energy.value() < other * (1 - 1e-12);
+      higher += with.energy.value() > other * (1 + 1e-12);
+    }
+  }
+  EXPECT_GT(lower, higher);
+}
+
 // On small DAGs where brute force gives every Pareto point: the polished frontier weakly
 // dominates the steps' (each point of it has a point at least as fast and as cheap), its points
 // are real plans, and at the times of brute force's points it has the optimum at least as often,
 // in total strictly more often. Measured on this seed (80 DAGs, 2-4 DVFS-like options, 0.05 s
-// unit, the default 6 polished points): 747 -> 781 of the brute-force points.
+// unit, the default 6 polished points and the fastest): 747 -> 782 of the brute-force points.
 TEST(FrontierPolish, ReachesTheBruteForceOptimumMoreOften) {
   Rng rng(12);
   int steps_hits = 0, polished_hits = 0;

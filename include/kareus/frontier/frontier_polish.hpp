@@ -11,6 +11,10 @@
 //    partner u that shares its paths (its neighbours in its stage's 1F1B order, or the same
 //    microbatch on any stage) goes to the cheapest faster option that frees the missing time,
 //    when the pair saves energy and the longest path stays within the deadline;
+//  - speed-ups, from the pair moves that did not fit (the partner is not on every longest path
+//    through the instruction to slow): the partner goes to its faster option alone, every other
+//    instruction is slowed into the room that leaves, and the result is kept when it saves energy
+//    (the time one speed-up frees can pay a whole chain of slow-downs, where a pair move pays one);
 // repeated until no move helps. It never returns a plan that is slower than the deadline (or than
 // the input, when that is slower) or uses more energy than the input.
 #pragma once
@@ -26,6 +30,7 @@ namespace kareus::frontier {
 struct PolishOptions {
   int max_rounds = 16;       // rounds of (slow down, pair moves)
   int stage_neighbours = 4;  // partners before and after an instruction in its stage's order
+  int most_speed_ups = 64;   // speed-ups tried per round (each a pass over the DAG); 0: none
 };
 
 // `plan`: per DAG node an index into its option set. The result's iteration time is at most
