@@ -1,5 +1,7 @@
 #include "kareus/frontier/frontier_polish.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,6 +10,8 @@
 #include <limits>
 #include <numeric>
 #include <thread>
+
+#include "kareus/core/error.hpp"
 
 namespace kareus::frontier {
 namespace {
@@ -18,7 +22,8 @@ class Polisher {
       : problem_(problem),
         n_(static_cast<int>(problem.dag.nodes.size())),
         order_(problem.dag.topological_order()),
-        max_rounds_(options.max_rounds) {
+        max_rounds_(options.max_rounds),
+        most_speed_ups_(options.most_speed_ups) {
     const auto& dag = problem.dag;
     pred_.resize(n_);
     succ_.resize(n_);
@@ -88,7 +93,8 @@ class Polisher {
     }
     for (int round = 0; round < max_rounds_; ++round) {
       const bool slowed = slow_down(deadline);
-      if (!pair_moves(deadline) && !slowed) break;
+      const bool paired = pair_moves(deadline);
+      if (!speed_ups(deadline) && !paired && !slowed) break;
     }
     for (int v = 0; v < n_; ++v) plan[v] = rungs(v)[rung_[v]].option;
   }
@@ -162,7 +168,8 @@ class Polisher {
 
   // Every instruction to its cheapest option that fits between its predecessors' finishes and
   // its successors' latest starts, last ones first. True when one moved.
-  bool slow_down(double deadline) {
+  // `held` (if any) keeps its option.
+  bool slow_down(double deadline, int held = -1) {
     longest_path();
     bool moved = false;
     for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
@@ -170,7 +177,7 @@ class Polisher {
       double finish = deadline;
       for (const auto& [w, delay] : succ_[v]) finish = std::min(finish, latest_start_[w] - delay);
       const int r = slowest_within(v, finish - start_[v]);
-      if (r > rung_[v]) {
+      if (r > rung_[v] && v != held) {
         rung_[v] = r;
         moved = true;
       }
@@ -186,6 +193,7 @@ class Polisher {
     tails();
     const double rounding = 1e-9 * deadline;
     dominators_stale_ = true;
+    missed_.clear();
     const auto slack = [&](int v) { return deadline - (start_[v] + duration(v) + tail_[v]); };
     moves_.clear();
     for (int w = 0; w < n_; ++w) {
@@ -224,14 +232,53 @@ class Polisher {
       const double room = deadline - (start_[m.slower] + duration(m.slower) + tail_[m.slower]);
       if (rungs(m.slower)[m.slower_rung].time - duration(m.slower) > room + rounding) {
         if (dominators_stale_) dominators(rounding);
-        if (!dominates(m.faster, m.slower)) continue;
+        if (!dominates(m.faster, m.slower)) {
+          missed_.push_back(m);
+          continue;
+        }
       }
       if (try_move(m.slower, m.slower_rung, m.faster, m.faster_rung, deadline)) {
         touched_[m.slower] = touched_[m.faster] = 1;
         moved = true;
+      } else {
+        missed_.push_back(m);
       }
     }
     return moved;
+  }
+
+  // Speed-ups, from the pair moves that did not fit (largest saving first): the faster partner is
+  // then not on every longest path through the slower instruction, or another path is too close,
+  // yet the time it frees may pay when every instruction that can use it does. The partner goes to
+  // its faster option, all others are slowed into the room (slow_down with it held), and the
+  // result is kept when the total falls; at most PolishOptions::most_speed_ups tries per round, so
+  // a round stays linear in the DAG's size. True when one was kept.
+  bool speed_ups(double deadline) {
+    bool moved = false;
+    int tried = 0;
+    tried_rung_.assign(n_, -1);
+    for (const auto& m : missed_) {
+      if (tried == most_speed_ups_) break;
+      // Already as fast (an earlier speed-up moved it), or this speed-up was just tried.
+      if (rung_[m.faster] <= m.faster_rung || tried_rung_[m.faster] == m.faster_rung) continue;
+      tried_rung_[m.faster] = m.faster_rung;
+      ++tried;
+      const double before = total_cost();
+      saved_rung_ = rung_;
+      rung_[m.faster] = m.faster_rung;
+      slow_down(deadline, m.faster);
+      if (total_cost() < before - 1e-12 * std::fabs(before))
+        moved = true;
+      else
+        rung_.swap(saved_rung_);
+    }
+    return moved;
+  }
+
+  double total_cost() const {
+    double sum = 0;
+    for (int v = 0; v < n_; ++v) sum += cost(v);
+    return sum;
   }
 
   // Moves instructions a and b to rungs ra and rb and recomputes the earliest starts from the
@@ -328,12 +375,15 @@ class Polisher {
   int n_;
   std::vector<int> order_;
   int max_rounds_;
+  int most_speed_ups_;
   std::vector<std::vector<std::pair<int, double>>> pred_, succ_;  // (node, transfer delay)
   std::vector<std::vector<Rung>> pareto_;  // per option set: time increasing, cost decreasing
   std::vector<std::vector<int>> partners_;
   std::vector<int> rung_;  // per node: its option's index in its set's pareto_
   std::vector<double> start_, tail_, latest_start_;
   std::vector<Move> moves_;
+  std::vector<Move> missed_;  // pair moves that did not fit this round, largest saving first
+  std::vector<int> tried_rung_, saved_rung_;
   std::vector<char> touched_;
   std::vector<int> position_;  // position_[v]: v's index in order_
   std::vector<int> eligible_;  // partners of the instruction being slowed that can make room
@@ -382,6 +432,26 @@ std::vector<std::size_t> points_to_polish(const std::vector<ParetoPoint>& points
   return chosen;
 }
 
+// Each plan polished at its deadline. The searches are independent of each other: they run side
+// by side, at most one per core, and the results are in input order, so they do not depend on the
+// threads.
+std::vector<std::vector<int>> polish_each(const PipelineProblem& problem,
+                                          const std::vector<std::vector<int>>& plans,
+                                          const std::vector<Seconds>& deadlines,
+                                          const PolishOptions& options) {
+  std::vector<std::vector<int>> polished(plans.size());
+  const std::size_t most_in_flight = std::max(1U, std::thread::hardware_concurrency());
+  for (std::size_t first = 0; first < plans.size(); first += most_in_flight) {
+    std::vector<std::future<void>> running;
+    for (std::size_t k = first; k < std::min(plans.size(), first + most_in_flight); ++k)
+      running.push_back(std::async(std::launch::async, [&, k] {
+        polished[k] = polish_plan(problem, plans[k], deadlines[k], options);
+      }));
+    for (auto& r : running) r.get();
+  }
+  return polished;
+}
+
 }  // namespace
 
 std::vector<int> polish_plan(const PipelineProblem& problem, std::vector<int> plan,
@@ -397,53 +467,66 @@ std::vector<int> polish_plan(const PipelineProblem& problem, std::vector<int> pl
   return plan;
 }
 
-void polish_frontier(const PipelineProblem& problem, int count, PipelineSolverResult& result,
-                     const PolishOptions& options) {
-  if (count <= 0 || result.frontier.empty()) return;
+void polish_points(const PipelineProblem& problem, const std::vector<PolishTarget>& targets,
+                   PipelineSolverResult& result, const PolishOptions& options) {
+  if (targets.empty()) return;
   const auto clock_start = std::chrono::steady_clock::now();
   const auto& points = result.frontier.points();
-  std::vector<Seconds> times;
-  std::vector<std::uint32_t> bases;
-  for (std::size_t i : points_to_polish(points, count)) {
-    times.push_back(points[i].time);
-    bases.push_back(points[i].first);
+  std::vector<Seconds> deadlines;
+  std::vector<std::uint32_t> indices;
+  for (const auto& target : targets) {
+    if (target.point >= points.size())
+      throw Error(
+          fmt::format("polish_points: frontier point {} of {}", target.point, points.size()));
+    deadlines.push_back(target.deadline);
+    indices.push_back(points[target.point].first);
   }
   auto last_index = static_cast<std::uint32_t>(result.changes.size() - 1);
-  bases.push_back(last_index);
-  const auto plans = result.assignments(bases);
-  std::vector<int> last = plans.back();
-  std::vector<ParetoPoint> kept(points.begin(), points.end());
-  // Each deadline's search is independent of the others: they run side by side, at most one per
-  // core, and are kept in deadline order below, so the result does not depend on the threads.
-  std::vector<std::vector<int>> polished(times.size());
-  const std::size_t most_in_flight = std::max(1U, std::thread::hardware_concurrency());
-  for (std::size_t first = 0; first < times.size(); first += most_in_flight) {
-    std::vector<std::future<void>> running;
-    for (std::size_t k = first; k < std::min(times.size(), first + most_in_flight); ++k)
-      running.push_back(std::async(std::launch::async, [&, k] {
-        polished[k] = polish_plan(problem, plans[k], times[k], options);
-      }));
-    for (auto& r : running) r.get();
-  }
+  indices.push_back(last_index);
+  auto plans = result.assignments(indices);
+  std::vector<int> last = std::move(plans.back());
+  plans.pop_back();
+  const auto polished = polish_each(problem, plans, deadlines, options);
   // polish_plan returns a plan within its deadline that saves energy, or the plan it was given.
-  // The previous deadline's polished plan fits this later one too: a polished plan is kept only
-  // when it beats it (starting from it instead finds less: the search stops in its local optimum).
-  Joules previous{std::numeric_limits<double>::infinity()};
-  for (std::size_t k = 0; k < times.size(); ++k) {
+  // Every saving plan is added; the pruning below drops those another one dominates.
+  std::vector<ParetoPoint> kept(points.begin(), points.end());
+  for (std::size_t k = 0; k < plans.size(); ++k) {
     if (polished[k] == plans[k]) continue;
-    const PlanCost cost = evaluate_plan(problem, polished[k]);
-    if (!(cost.energy < previous)) continue;
     auto& changes = result.changes.emplace_back();
     for (int v = 0; v < static_cast<int>(last.size()); ++v)
       if (polished[k][v] != last[v]) changes.push_back(OptionChange{v, polished[k][v]});
     last = polished[k];
+    const PlanCost cost = evaluate_plan(problem, last);
     kept.push_back(ParetoPoint{cost.time, cost.energy, ++last_index});
     ++result.summary.polished_plans;
-    previous = cost.energy;
   }
   result.frontier = ParetoSet::from_points(std::move(kept));
-  result.summary.polish_seconds =
+  result.summary.polish_seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start).count();
+}
+
+void polish_frontier(const PipelineProblem& problem, int count, PipelineSolverResult& result,
+                     const PolishOptions& options) {
+  if (count <= 0 || result.frontier.empty()) return;
+  // The fastest point too: it is the max-throughput selection.
+  auto chosen = points_to_polish(result.frontier.points(), count);
+  if (chosen.empty() || chosen.front() != 0) chosen.insert(chosen.begin(), 0);
+  std::vector<PolishTarget> targets;
+  for (std::size_t i : chosen) targets.push_back({i, result.frontier[i].time});
+  polish_points(problem, targets, result, options);
+}
+
+void polish_within(const PipelineProblem& problem, Seconds deadline, int neighbours,
+                   PipelineSolverResult& result, const PolishOptions& options) {
+  const auto& points = result.frontier.points();
+  // Energy falls with time along the frontier: the last point within the deadline is its least.
+  const auto within = std::upper_bound(points.begin(), points.end(), deadline,
+                                       [](Seconds t, const ParetoPoint& p) { return t < p.time; });
+  const auto chosen = static_cast<std::size_t>(within - points.begin());
+  std::vector<PolishTarget> targets;
+  for (std::size_t k = chosen - std::min<std::size_t>(chosen, neighbours + 1); k < chosen; ++k)
+    targets.push_back({k, deadline});
+  polish_points(problem, targets, result, options);
 }
 
 }  // namespace kareus::frontier

@@ -11,6 +11,7 @@
 #include "kareus/core/error.hpp"
 #include "kareus/executor/executor.hpp"
 #include "kareus/executor/iteration.hpp"
+#include "kareus/frontier/frontier_polish.hpp"
 #include "kareus/planner/pooled_readings.hpp"
 #include "kareus/planner/request.hpp"
 
@@ -183,6 +184,32 @@ MethodResult prepare_method(const workload::Workload& w, const emulator::Emulato
   return result;
 }
 
+// The plan `selection` will pick, polished at its bound (frontier::polish_within). A deadline is
+// the job's iteration time, `tail` more than the pipeline's. An energy budget picks the fastest
+// point within it: that point and the next faster ones are polished at their own times, which can
+// bring a faster plan within the budget. `job_point` gives a solver point's whole-job cost.
+void polish_selection(const frontier::PipelineProblem& problem, const Selection& selection,
+                      Seconds tail,
+                      const std::function<IterationPoint(const frontier::ParetoPoint&)>& job_point,
+                      frontier::PipelineSolverResult& solver) {
+  if (selection.rule == SelectionRule::kDeadline) {
+    frontier::polish_within(problem, Seconds(selection.bound) - tail,
+                            frontier::kSelectionNeighbours, solver);
+  } else if (selection.rule == SelectionRule::kEnergyBudget) {
+    const auto& points = solver.frontier.points();
+    const auto within = std::find_if(points.begin(), points.end(), [&](const auto& pt) {
+      return job_point(pt).energy.value() <= selection.bound;
+    });
+    if (within == points.end()) return;
+    const auto chosen = static_cast<std::size_t>(within - points.begin());
+    std::vector<frontier::PolishTarget> targets;
+    for (std::size_t k = chosen - std::min<std::size_t>(chosen, frontier::kSelectionNeighbours);
+         k <= chosen; ++k)
+      targets.push_back({k, points[k].time});
+    frontier::polish_points(problem, targets, solver);
+  }
+}
+
 // The prepared method's pipeline frontier, as whole-job iteration points. Reads nothing shared but
 // the workload and options, so methods solve side by side.
 void solve_method(const workload::Workload& w, const PlanOptions& options,
@@ -193,7 +220,7 @@ void solve_method(const workload::Workload& w, const PlanOptions& options,
   result.solver = frontier::solve_pipeline(result.problem, so);
 
   const double gpus = w.total_gpus();
-  for (const auto& pt : result.solver.frontier) {
+  const auto job_point = [&](const frontier::ParetoPoint& pt) {
     IterationPoint ip;
     ip.plan = pt.first;
     ip.time = pt.time + tail.time;
@@ -201,8 +228,10 @@ void solve_method(const workload::Workload& w, const PlanOptions& options,
     ip.dynamic_energy =
         job_dynamic_energy(w, pt.time, pt.energy) + tail.dynamic_energy + transfers.dynamic_energy;
     ip.energy = ip.dynamic_energy + w.gpu.static_power * ip.time * gpus;
-    result.frontier.push_back(ip);
-  }
+    return ip;
+  };
+  polish_selection(result.problem, options.selection, tail.time, job_point, result.solver);
+  for (const auto& pt : result.solver.frontier) result.frontier.push_back(job_point(pt));
   std::sort(result.frontier.begin(), result.frontier.end(),
             [](const auto& a, const auto& b) { return a.time < b.time; });
 }

@@ -147,6 +147,7 @@ PlanOptions PlanRequest::options() const {
   o.unit_time = unit_time;
   o.clock_granularity = clock_granularity;
   o.partition_clocks.switch_latency = switch_latency;
+  o.selection = selection;
   o.where = where;
   o.spellings = spellings;
   return o;

@@ -25,9 +25,9 @@
 //    all-fastest plan; tests/frontier/fast_end_test.cpp checks it against brute force and the MILP.
 //  - The steps make one plan per time unit and never revisit an instruction, so where measured
 //    options are not convex they miss mixes (some instructions faster, some slower on the same
-//    paths) that meet a time for less. At `polish_points` iteration times across the frontier a
-//    local search with the time fixed looks for them (frontier_polish.hpp); the plans it finds are
-//    added and the frontier pruned again, so no point gets slower or costlier.
+//    paths) that meet a time for less. At the fastest time and `polish_points` others across the
+//    frontier a local search with the time fixed looks for them (frontier_polish.hpp); the plans it
+//    finds are added and the frontier pruned again, so no point gets slower or costlier.
 #pragma once
 
 #include <cstdint>
@@ -79,9 +79,9 @@ struct PipelineSolverOptions {
   // 2: a second thread measures each min-cut step's plan while the next step is taken (same
   // results; about 40 % of the steps' work moves off the critical thread). 1: all on the caller's.
   int threads = 2;
-  // Polish this many frontier points, those furthest above the frontier's lower convex hull
-  // (frontier_polish.hpp): a local search with the time fixed that mixes options the steps' convex
-  // prices cannot see. 0: off.
+  // Polish this many frontier points, those furthest above the frontier's lower convex hull, and
+  // the fastest (frontier_polish.hpp): a local search with the time fixed that mixes options the
+  // steps' convex prices cannot see. 0: off.
   int polish_points = 6;
 };
 

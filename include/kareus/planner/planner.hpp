@@ -64,6 +64,17 @@ struct Metrics {
   std::optional<double> iso_energy_time_reduction;
 };
 
+enum class SelectionRule { kMaxThroughput, kDeadline, kEnergyBudget };
+const char* to_string(SelectionRule rule);
+
+struct Selection {
+  SelectionRule rule = SelectionRule::kMaxThroughput;
+  double bound = 0;  // seconds for a deadline, joules for an energy budget
+
+  // "max-throughput", "deadline 5.5 s", "energy budget 9000 J".
+  std::string describe() const;
+};
+
 // Makes the executor the partition searches of a workload measure on.
 using ExecutorFactory =
     std::function<std::unique_ptr<executor::Executor>(const workload::Workload&)>;
@@ -96,6 +107,11 @@ struct PlanOptions {
   // search benchmark scores a noisy search by the true values of what it measured). The
   // composition then pools the readings across clocks (pooled_readings.hpp).
   std::function<void(Method, KeyFrontiers&)> on_key_frontiers;
+  // The plan the front end will select: the solver polishes that plan at the selection's bound
+  // (frontier::polish_within), so the selected point can be one the frontier would not have had
+  // (never slower than a deadline, nor costlier than the unpolished choice). Every method's fastest
+  // point is polished whatever the selection (the max-throughput plan and metric).
+  Selection selection;
   // How refusals name the request (PlanRequest::where) and its fields (PlanRequest::spellings).
   std::string where = "plan options";
   std::map<std::string, FieldSpelling> spellings;

@@ -17,17 +17,6 @@
 
 namespace kareus::planner {
 
-enum class SelectionRule { kMaxThroughput, kDeadline, kEnergyBudget };
-const char* to_string(SelectionRule rule);
-
-struct Selection {
-  SelectionRule rule = SelectionRule::kMaxThroughput;
-  double bound = 0;  // seconds for a deadline, joules for an energy budget
-
-  // "max-throughput", "deadline 5.5 s", "energy budget 9000 J".
-  std::string describe() const;
-};
-
 // The point `selection` picks on `m`'s frontier; throws Error when none qualifies.
 const IterationPoint& select(const MethodResult& m, const Selection& selection);
 
