@@ -10,12 +10,10 @@
 #include <limits>
 #include <memory>
 #include <optional>
-#include <span>
 #include <thread>
 
 #include "change_queue.hpp"
 #include "kareus/core/error.hpp"
-#include "kareus/frontier/dag_paths.hpp"
 #include "kareus/frontier/deadline_model.hpp"
 #include "kareus/frontier/frontier_polish.hpp"
 #include "kareus/frontier/max_flow.hpp"
@@ -53,6 +51,64 @@ void validate(const PipelineProblem& problem) {
           "a number of seconds >= 0");
 }
 
+// Forward/backward adjacency of the DAG in compressed rows, with a topological order; an edge
+// between stages (`*_cross`) carries the problem's transfer delay.
+struct Graph {
+  std::vector<int> order;
+  std::vector<int> succ_begin, succ, pred_begin, pred;
+  std::vector<char> succ_cross, pred_cross;
+
+  explicit Graph(const workload::PipelineDag& dag) : order(dag.topological_order()) {
+    const int n = static_cast<int>(dag.nodes.size());
+    succ_begin.assign(n + 1, 0);
+    pred_begin.assign(n + 1, 0);
+    for (const auto& [from, to] : dag.edges) {
+      ++succ_begin[from + 1];
+      ++pred_begin[to + 1];
+    }
+    for (int v = 0; v < n; ++v) {
+      succ_begin[v + 1] += succ_begin[v];
+      pred_begin[v + 1] += pred_begin[v];
+    }
+    succ.resize(dag.edges.size());
+    pred.resize(dag.edges.size());
+    succ_cross.resize(dag.edges.size());
+    pred_cross.resize(dag.edges.size());
+    auto s_fill = succ_begin;
+    auto p_fill = pred_begin;
+    for (const auto& [from, to] : dag.edges) {
+      const char cross = dag.nodes[from].stage != dag.nodes[to].stage;
+      succ_cross[s_fill[from]] = cross;
+      pred_cross[p_fill[to]] = cross;
+      succ[s_fill[from]++] = to;
+      pred[p_fill[to]++] = from;
+    }
+  }
+
+  // Longest path: finish[v] = start[v] + duration[v], start = latest finish of the predecessors
+  // (plus `transfer` from another stage). `finish` is the caller's scratch: with it each duration
+  // is looked up once, not once per edge (the solver's hot passes call this at every step).
+  template <class T, class Duration>
+  T earliest_starts(const Duration& duration, T transfer, std::vector<T>& start,
+                    std::vector<T>& finish) const {
+    T makespan{};
+    for (int v : order) {
+      T s{};
+      for (int i = pred_begin[v]; i < pred_begin[v + 1]; ++i)
+        s = std::max(s, finish[pred[i]] + (pred_cross[i] ? transfer : T{}));
+      start[v] = s;
+      finish[v] = s + duration(v);
+      makespan = std::max(makespan, finish[v]);
+    }
+    return makespan;
+  }
+  template <class T, class Duration>
+  T earliest_starts(const Duration& duration, T transfer, std::vector<T>& start) const {
+    std::vector<T> finish(start.size());
+    return earliest_starts(duration, transfer, start, finish);
+  }
+};
+
 class Solver {
  public:
   Solver(const PipelineProblem& problem, const PipelineSolverOptions& options)
@@ -83,18 +139,13 @@ class Solver {
             fmt::format("{} time units of {} s", slowest, format_number(unit_.value())),
             fmt::format("at most {} (one min-cut step each): use a coarser time unit",
                         kMaxPipelineSolverSteps));
-    tail_.resize(n_);
-    dirty_.assign(n_, 0);
-    measure_dirty_.assign(n_, 0);
-    is_touched_.assign(n_, 0);
+    latest_finish_.resize(n_);
     priced_units_.assign(n_, -1);
     price_lower_.resize(n_);
     price_upper_.resize(n_);
     critical_index_.resize(n_);
-    mapped_start_.resize(n_);
-    mapped_finish_.resize(n_);
-    plan_start_.resize(n_);
-    plan_finish_.resize(n_);
+    real_start_.resize(n_);
+    real_finish_.resize(n_);
     real_latest_start_.resize(n_);
     shift_.assign(n_, 0);
     shortened_by_.resize(n_);
@@ -115,11 +166,10 @@ class Solver {
       busy_ += option(v, plan_[v]).time;
       energy_ += option(v, plan_[v]).energy;
     }
-    std::vector<ParetoPoint> points{
-        measure_plan(0, result.changes.emplace_back(), Seconds(0.0), std::nullopt)};
+    std::vector<ParetoPoint> points{measure_plan(0, result.changes.emplace_back())};
     result.initial_assignment = plan_;
     result.changes.front().clear();
-    std::int64_t makespan = critical_path(planned_makespan(), std::nullopt);
+    std::int64_t makespan = critical_path();
     summary.planned_slowest_units = makespan;
     double critical_total = 0;
     // With a second thread, it measures each step's plan while this one takes the next step; it
@@ -179,10 +229,8 @@ class Solver {
         else
           points.push_back(measure_step(moved, result, points.back()));
       };
-      std::vector<int> moved = shortened;
-      moved.insert(moved.end(), lengthened.begin(), lengthened.end());
       if (const std::int64_t run =
-              multi_unit_ ? steps_on_this_cut(makespan, shortened, lengthened, moved) : 0;
+              multi_unit_ ? steps_on_this_cut(makespan, shortened, lengthened) : 0;
           run > 1) {
         // The unit steps would take this same cut `run` times: take them without rebuilding the
         // network in between (each is still its own plan, measured and recorded).
@@ -192,22 +240,22 @@ class Solver {
           record_step();
         }
         ++summary.multi_unit_steps;
-        makespan = critical_path(planned_makespan(moved), moved);
+        makespan = critical_path();
         continue;
       }
       for (int v : shortened) --units_[v];
       for (int v : lengthened) ++units_[v];
       // Lengthening a T->S instruction is free for critical paths but a near-critical path that
       // enters the cut's sink side off the critical subgraph can then grow; keep it off then.
-      std::int64_t next_makespan = planned_makespan(moved);
+      std::int64_t next_makespan = planned_makespan();
       if (next_makespan > makespan - 1) {
         for (int v : lengthened) --units_[v];
-        next_makespan = planned_makespan(lengthened);
         lengthened.clear();
         ++summary.fallback_steps;
+        next_makespan = planned_makespan();
       }
       record_step();
-      makespan = critical_path(next_makespan, moved);
+      makespan = critical_path(next_makespan);
     }
     queue.close();
     if (meter.joinable()) meter.join();
@@ -242,12 +290,8 @@ class Solver {
       return ParetoPoint{previous.time, previous.energy,
                          static_cast<std::uint32_t>(result.changes.size() - 1)};
     }
-    mapped_moved_.clear();
-    for (const auto& c : step) {
-      mapped_[c.node] = c.option;
-      mapped_moved_.push_back(c.node);
-    }
-    return measure_next_plan(result, Seconds(0.0), mapped_moved_);
+    for (const auto& c : step) mapped_[c.node] = c.option;
+    return measure_next_plan(result);
   }
 
   // How many unit steps in a row would take the cut that shortens `shortened` and lengthens
@@ -259,8 +303,7 @@ class Solver {
   // so it stays makespan - j up to the largest j where it still is (found by doubling, then
   // bisection); below that j no new path can have joined.
   std::int64_t steps_on_this_cut(std::int64_t makespan, const std::vector<int>& shortened,
-                                 const std::vector<int>& lengthened,
-                                 const std::vector<int>& moved) {
+                                 const std::vector<int>& lengthened) {
     if (shortened.empty()) return 0;
     std::int64_t most = makespan - 1;
     for (int v : shortened)
@@ -271,7 +314,7 @@ class Solver {
     for (int v : shortened) shift_[v] = -1;
     for (int v : lengthened) shift_[v] = 1;
     const std::int64_t run =
-        every_critical_path_one_shorter(makespan) ? longest_run(makespan, most, moved) : 0;
+        every_critical_path_one_shorter(makespan) ? longest_run(makespan, most) : 0;
     for (const auto* list : {&shortened, &lengthened})
       for (int v : *list) shift_[v] = 0;
     return run;
@@ -298,18 +341,12 @@ class Solver {
     return true;
   }
 
-  // The largest j <= most with a longest path of makespan - j after j steps of shift_ (the
-  // instructions `moved`), when >= 2. Each probe starts from this step's earliest starts and
-  // recomputes only what the moved instructions reach.
-  std::int64_t longest_run(std::int64_t makespan, std::int64_t most,
-                           const std::vector<int>& moved) {
+  // The largest j <= most with a longest path of makespan - j after j steps of shift_, when >= 2.
+  std::int64_t longest_run(std::int64_t makespan, std::int64_t most) {
     const auto holds = [&](std::int64_t j) {
-      probe_start_ = start_;
-      probe_finish_ = finish_;
-      graph_.update_earliest_starts<std::int64_t>([&](int v) { return units_[v] + j * shift_[v]; },
-                                                  transfer_units_, moved, probe_start_,
-                                                  probe_finish_, dirty_);
-      return graph_.makespan(probe_finish_) == makespan - j;
+      return graph_.earliest_starts<std::int64_t>([&](int v) { return units_[v] + j * shift_[v]; },
+                                                  transfer_units_, probe_start_,
+                                                  probe_finish_) == makespan - j;
     };
     std::int64_t good = 0, bad = most + 1;
     for (std::int64_t j = 2;; j = std::min(2 * j, most)) {
@@ -329,10 +366,9 @@ class Solver {
   }
 
   // Measures mapped_ as the next plan of `result` (its changes from the previous plan recorded).
-  ParetoPoint measure_next_plan(PipelineSolverResult& result, Seconds deadline = Seconds(0.0),
-                                std::optional<std::span<const int>> mapped_moved = std::nullopt) {
+  ParetoPoint measure_next_plan(PipelineSolverResult& result, Seconds deadline = Seconds(0.0)) {
     const auto index = static_cast<std::uint32_t>(result.changes.size());
-    return measure_plan(index, result.changes.emplace_back(), deadline, mapped_moved);
+    return measure_plan(index, result.changes.emplace_back(), deadline);
   }
 
   struct FastEndStart {
@@ -393,36 +429,28 @@ class Solver {
     return problem_.option_sets[problem_.option_set_of[v]][i];
   }
 
-  // Earliest starts of units_ from scratch; the makespan.
   std::int64_t planned_makespan() {
     return graph_.earliest_starts<std::int64_t>([&](int v) { return units_[v]; }, transfer_units_,
                                                 start_, finish_);
   }
-  // The same after the units of `moved` changed, start_ and finish_ updated from where they were;
-  // the instructions whose start or finish changed are touched (for update_network).
-  std::int64_t planned_makespan(std::span<const int> moved) {
-    const std::size_t before = restarted_.size();
-    graph_.update_earliest_starts<std::int64_t>([&](int v) { return units_[v]; }, transfer_units_,
-                                                moved, start_, finish_, dirty_, &restarted_);
-    for (std::size_t i = before; i < restarted_.size(); ++i) touch(restarted_[i]);
-    restarted_.resize(before);
-    return graph_.makespan(finish_);
-  }
 
-  // Tails and the critical nodes (zero slack) of the planned durations, when start_ holds their
-  // earliest starts and this is their makespan; `moved`: the instructions whose units changed
-  // since the last call (nullopt: every tail from scratch).
-  std::int64_t critical_path(std::int64_t makespan, std::optional<std::span<const int>> moved) {
-    const auto units = [&](int v) { return units_[v]; };
-    if (moved)
-      graph_.update_tails<std::int64_t>(units, transfer_units_, *moved, tail_, dirty_);
-    else
-      graph_.tails<std::int64_t>(units, transfer_units_, tail_);
+  // Earliest starts, latest finishes and the critical nodes (zero slack) of the planned durations;
+  // `makespan` when start_ already holds the earliest starts of units_ and this is their makespan.
+  std::int64_t critical_path(std::optional<std::int64_t> makespan_now = std::nullopt) {
+    const std::int64_t makespan = makespan_now ? *makespan_now : planned_makespan();
+    for (auto it = graph_.order.rbegin(); it != graph_.order.rend(); ++it) {
+      const int v = *it;
+      std::int64_t finish = makespan;
+      for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i) {
+        const int w = graph_.succ[i];
+        finish = std::min(
+            finish, latest_finish_[w] - units_[w] - (graph_.succ_cross[i] ? transfer_units_ : 0));
+      }
+      latest_finish_[v] = finish;
+    }
     critical_count_ = 0;
     for (int v = 0; v < n_; ++v) {
-      const bool was = critical_index_[v] >= 0;
-      critical_index_[v] = start_[v] + units_[v] + tail_[v] == makespan ? critical_count_++ : -1;
-      if (was != (critical_index_[v] >= 0)) touch(v);
+      critical_index_[v] = start_[v] + units_[v] == latest_finish_[v] ? critical_count_++ : -1;
     }
     return makespan;
   }
@@ -465,8 +493,6 @@ class Solver {
   // critical path): the same network has the same minimum cut.
   bool network_changed(std::int64_t makespan) {
     if (warm_start_) return update_network(makespan);
-    for (int v : touched_) is_touched_[v] = 0;
-    touched_.clear();
     flow_edges(makespan);
     if (edges_ == previous_edges_) return false;
     std::swap(edges_, previous_edges_);
@@ -509,56 +535,26 @@ class Solver {
     }
   }
 
-  // An instruction's bounds, and those of its edges, depend on whether it is critical, on its
-  // units (its price) and on its start and finish (whether an edge is tight; the source and sink
-  // edges sit at roots, which start at 0, and leaves, which end at the makespan when critical).
-  // After the first update, only the instructions where one of these changed (touched_) and their
-  // edges are set: no other bound can have changed.
   bool update_network(std::int64_t makespan) {
     bool changed = false;
-    const auto in_edges = [&](int v) {
-      for (int i = graph_.pred_begin[v]; i < graph_.pred_begin[v + 1]; ++i) {
-        const bool on = critical_edge(graph_.pred[i], v, graph_.pred_cross[i]);
-        changed |= network_.set_bounds(n_ + graph_.pred_edge[i], 0, on ? kInfiniteCapacity : 0);
-      }
-    };
-    if (!network_current_) {
-      for (int v = 0; v < n_; ++v) changed |= set_instruction_bounds(v, makespan);
-      network_current_ = true;
-    } else {
-      for (int v : touched_) {
-        changed |= set_instruction_bounds(v, makespan);
-        in_edges(v);
+    for (int v = 0; v < n_; ++v) {
+      const bool critical = critical_index_[v] >= 0;
+      if (critical) price(v);
+      changed |=
+          network_.set_bounds(v, critical ? price_lower_[v] : 0, critical ? price_upper_[v] : 0);
+      if (source_edge_[v] >= 0)
+        changed |= network_.set_bounds(source_edge_[v], 0,
+                                       critical && start_[v] == 0 ? kInfiniteCapacity : 0);
+      if (sink_edge_[v] >= 0)
+        changed |= network_.set_bounds(
+            sink_edge_[v], 0,
+            critical && start_[v] + units_[v] == makespan ? kInfiniteCapacity : 0);
+      for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i) {
+        const bool on = critical_edge(v, graph_.succ[i], graph_.succ_cross[i]);
+        changed |= network_.set_bounds(n_ + i, 0, on ? kInfiniteCapacity : 0);
       }
     }
-    for (int v : touched_) is_touched_[v] = 0;
-    touched_.clear();
     return changed;
-  }
-
-  // Instruction v's arc, source and sink edges and out-edges; true when a bound changed.
-  bool set_instruction_bounds(int v, std::int64_t makespan) {
-    const bool critical = critical_index_[v] >= 0;
-    if (critical) price(v);
-    bool changed =
-        network_.set_bounds(v, critical ? price_lower_[v] : 0, critical ? price_upper_[v] : 0);
-    if (source_edge_[v] >= 0)
-      changed |= network_.set_bounds(source_edge_[v], 0,
-                                     critical && start_[v] == 0 ? kInfiniteCapacity : 0);
-    if (sink_edge_[v] >= 0)
-      changed |= network_.set_bounds(
-          sink_edge_[v], 0, critical && start_[v] + units_[v] == makespan ? kInfiniteCapacity : 0);
-    for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i) {
-      const bool on = critical_edge(v, graph_.succ[i], graph_.succ_cross[i]);
-      changed |= network_.set_bounds(n_ + i, 0, on ? kInfiniteCapacity : 0);
-    }
-    return changed;
-  }
-
-  void touch(int v) {
-    if (is_touched_[v]) return;
-    is_touched_[v] = 1;
-    touched_.push_back(v);
   }
 
   // The critical subgraph alone, built from scratch (the solver without warm starts, for
@@ -584,27 +580,19 @@ class Solver {
   // The plan of a step: each instruction's mapped option, then slowed to its slowest (cheapest)
   // option that still fits between its predecessors' and successors' times, in reverse
   // topological order so that every instruction keeps the room its successors leave it. The
-  // iteration time stays that of the mapped options; the energy can only fall. `mapped_moved`: the
-  // instructions whose mapped option changed since the last plan measured (nullopt: any may have);
-  // the earliest starts of the mapped and of the planned options are updated from the last plan's.
+  // iteration time stays that of the mapped options; the energy can only fall.
   ParetoPoint measure_plan(std::uint32_t index, std::vector<OptionChange>& changes,
-                           Seconds deadline, std::optional<std::span<const int>> mapped_moved) {
-    const auto mapped_time_of = [&](int v) { return option(v, mapped_[v]).time; };
-    const auto plan_time_of = [&](int v) { return option(v, plan_[v]).time; };
-    if (mapped_moved && plan_measured_)
-      graph_.update_earliest_starts<Seconds>(mapped_time_of, problem_.transfer, *mapped_moved,
-                                             mapped_start_, mapped_finish_, measure_dirty_);
-    else
-      graph_.earliest_starts<Seconds>(mapped_time_of, problem_.transfer, mapped_start_,
-                                      mapped_finish_);
-    const Seconds mapped_time = std::max(deadline, graph_.makespan(mapped_finish_));
+                           Seconds deadline = Seconds(0.0)) {
+    const Seconds mapped_time = std::max(
+        deadline, graph_.earliest_starts<Seconds>([&](int v) { return option(v, mapped_[v]).time; },
+                                                  problem_.transfer, real_start_, real_finish_));
     for (auto it = graph_.order.rbegin(); it != graph_.order.rend(); ++it) {
       const int v = *it;
       Seconds finish = mapped_time;
       for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i)
         finish = std::min(finish, real_latest_start_[graph_.succ[i]] -
                                       (graph_.succ_cross[i] ? problem_.transfer : Seconds(0.0)));
-      const Seconds window = finish - mapped_start_[v];
+      const Seconds window = finish - real_start_[v];
       const auto& options = problem_.option_sets[problem_.option_set_of[v]];
       int chosen = hull(v).slowest_within(window + window * 1e-12);
       if (chosen < 0 || options[chosen].time < options[mapped_[v]].time) chosen = mapped_[v];
@@ -615,22 +603,15 @@ class Solver {
       plan_[v] = chosen;
       changes.push_back(OptionChange{v, chosen});
     }
-    if (plan_measured_) {
-      plan_moved_.clear();
-      for (const auto& c : changes) plan_moved_.push_back(c.node);
-      graph_.update_earliest_starts<Seconds>(plan_time_of, problem_.transfer, plan_moved_,
-                                             plan_start_, plan_finish_, measure_dirty_);
-    } else {
-      graph_.earliest_starts<Seconds>(plan_time_of, problem_.transfer, plan_start_, plan_finish_);
-      plan_measured_ = true;
-    }
-    const Seconds time = graph_.makespan(plan_finish_);
+    const Seconds time =
+        graph_.earliest_starts<Seconds>([&](int v) { return option(v, plan_[v]).time; },
+                                        problem_.transfer, real_start_, real_finish_);
     const Joules energy = energy_ + problem_.p_blocking * (time * problem_.dag.stages - busy_);
     return ParetoPoint{time, energy, index};
   }
 
   const PipelineProblem& problem_;
-  DagPaths graph_;
+  Graph graph_;
   int n_;
   Seconds unit_;
   bool warm_start_;
@@ -639,17 +620,7 @@ class Solver {
   std::int64_t transfer_units_ = 0;  // rounded up, like the instructions' durations
   std::vector<OptionHull> hulls_;
   double scale_ = 1.0;
-  // Planned durations, their earliest starts and finishes, and tails (the longest path after an
-  // instruction's end), kept up to date step by step.
-  std::vector<std::int64_t> units_, start_, finish_, tail_;
-  // Scratch of the incremental longest-path passes: the step thread's and the measuring thread's.
-  std::vector<char> dirty_, measure_dirty_;
-  std::vector<int> restarted_;
-  // The instructions whose critical status, start or finish changed since the network was last
-  // brought up to date (is_touched_ marks them), once it has been (network_current_).
-  std::vector<int> touched_;
-  std::vector<char> is_touched_;
-  bool network_current_ = false;
+  std::vector<std::int64_t> units_, start_, finish_, latest_finish_;
   // An instruction's arc bounds at priced_units_[v] (-1: not yet priced); a step moves few
   // instructions, so most keep their price.
   std::vector<std::int64_t> priced_units_, price_lower_, price_upper_;
@@ -664,12 +635,7 @@ class Solver {
   std::vector<BoundedEdge> edges_, previous_edges_;
   MinCutSolver cut_;
   std::optional<std::vector<char>> cold_side_;
-  // The measuring thread's: earliest starts and finishes of the mapped and of the planned options
-  // of the last plan measured (once plan_measured_), kept for the next; latest starts.
-  std::vector<Seconds> mapped_start_, mapped_finish_, plan_start_, plan_finish_;
-  std::vector<Seconds> real_latest_start_;
-  bool plan_measured_ = false;
-  std::vector<int> plan_moved_, mapped_moved_;
+  std::vector<Seconds> real_start_, real_finish_, real_latest_start_;
   // Per instruction, for steps_on_this_cut: -1 shortened, +1 lengthened by the cut, else 0; the
   // fewest and most units a critical path to it gets shorter; earliest starts of a probe.
   std::vector<int> shift_, shortened_by_, shortened_most_;
@@ -697,7 +663,7 @@ PlanCost evaluate_plan(const PipelineProblem& problem, const std::vector<int>& a
     busy += sets[of[v]][i].time;
     energy += sets[of[v]][i].energy;
   }
-  const DagPaths graph(problem.dag);
+  const Graph graph(problem.dag);
   std::vector<Seconds> start(assignment.size());
   const Seconds time = graph.earliest_starts<Seconds>(
       [&](int v) { return sets[of[v]][assignment[v]].time; }, problem.transfer, start);
@@ -746,7 +712,7 @@ Seconds smallest_unit_time(const PipelineProblem& problem) {
   std::vector<Seconds> slowest(sets.size(), Seconds(0));
   for (std::size_t s = 0; s < sets.size(); ++s)
     for (const auto& o : sets[s]) slowest[s] = std::max(slowest[s], o.time);
-  const DagPaths graph(problem.dag);
+  const Graph graph(problem.dag);
   std::vector<Seconds> start(of.size());
   const Seconds makespan = graph.earliest_starts<Seconds>([&](int v) { return slowest[of[v]]; },
                                                           problem.transfer, start);
