@@ -16,9 +16,12 @@ OptionHull::OptionHull(const std::vector<ExecutionOption>& options, Watts p_bloc
     if (options[a].time != options[b].time) return options[a].time < options[b].time;
     return cost(a) < cost(b);
   });
+  rung_of_.assign(options.size(), -1);
+  for (const auto& o : options) time_of_.push_back(o.time);
   for (int i : order) {
-    if (pareto_.empty() || pareto_.back().cost > cost(i))
-      pareto_.push_back(Rung{0, options[i].time, cost(i), i});
+    if (!pareto_.empty() && pareto_.back().cost <= cost(i)) continue;
+    rung_of_[i] = static_cast<int>(pareto_.size());
+    pareto_.push_back(Rung{0, options[i].time, cost(i), i});
   }
   for (auto rung : pareto_) {
     const int i = rung.option;
@@ -54,6 +57,25 @@ int OptionHull::slowest_within(Seconds window) const {
   const auto it = std::upper_bound(pareto_.begin(), pareto_.end(), window,
                                    [](Seconds w, const Rung& r) { return w < r.time; });
   return it == pareto_.begin() ? -1 : std::prev(it)->option;
+}
+
+int OptionHull::slowest_within(Seconds window, int at_least) const {
+  int k = rung_of_[at_least];
+  if (k < 0) {
+    const int i = slowest_within(window);
+    return i < 0 || time_of_[i] < time_of_[at_least] ? at_least : i;
+  }
+  // at_least is rung k: the plain answer is faster than it below its time, else it is k or above.
+  if (window < pareto_[k].time) return at_least;
+  // A few rungs up, then a binary search over the rest.
+  const int size = static_cast<int>(pareto_.size());
+  for (int steps = 0; steps < 4; ++steps) {
+    if (k + 1 == size || window < pareto_[k + 1].time) return pareto_[k].option;
+    ++k;
+  }
+  const auto it = std::upper_bound(pareto_.begin() + k, pareto_.end(), window,
+                                   [](Seconds w, const Rung& r) { return w < r.time; });
+  return std::prev(it)->option;
 }
 
 double OptionHull::slope_after(std::int64_t units) const {

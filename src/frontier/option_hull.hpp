@@ -23,6 +23,9 @@ class OptionHull {
   int option_at(std::int64_t units) const;
   // The slowest kept option whose measured time is at most `window`, or -1 when none is.
   int slowest_within(Seconds window) const;
+  // The same, but never faster than the kept option `at_least`: at_least when the slowest within
+  // is faster or none is. Searches from at_least up, which is where the answer usually is.
+  int slowest_within(Seconds window, int at_least) const;
   // The fastest measured option, which quantisation may have merged into a slower one.
   int fastest_option() const { return pareto_.front().option; }
   // Hull slope, in joules per unit, of going from `units` to units - 1 (units > fastest) and from
@@ -44,9 +47,11 @@ class OptionHull {
   // Slope of the hull segment covering [units, units + 1].
   double slope_after(std::int64_t units) const;
 
-  std::vector<Rung> pareto_;  // time strictly increasing, cost strictly decreasing
-  std::vector<Rung> ladder_;  // units strictly increasing, cost strictly decreasing
-  std::vector<Rung> hull_;    // the ladder's lower convex hull
+  std::vector<Rung> pareto_;      // time strictly increasing, cost strictly decreasing
+  std::vector<int> rung_of_;      // each input option's index in pareto_, -1 when not kept
+  std::vector<Seconds> time_of_;  // each input option's measured time
+  std::vector<Rung> ladder_;      // units strictly increasing, cost strictly decreasing
+  std::vector<Rung> hull_;        // the ladder's lower convex hull
 };
 
 }  // namespace kareus::frontier

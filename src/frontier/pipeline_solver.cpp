@@ -55,6 +55,7 @@ void validate(const PipelineProblem& problem) {
 // between stages (`*_cross`) carries the problem's transfer delay.
 struct Graph {
   std::vector<int> order;
+  std::vector<int> leaves;  // the instructions without successors
   std::vector<int> succ_begin, succ, pred_begin, pred;
   std::vector<char> succ_cross, pred_cross;
 
@@ -83,23 +84,27 @@ struct Graph {
       succ[s_fill[from]++] = to;
       pred[p_fill[to]++] = from;
     }
+    for (int v = 0; v < n; ++v)
+      if (succ_begin[v] == succ_begin[v + 1]) leaves.push_back(v);
   }
 
   // Longest path: finish[v] = start[v] + duration[v], start = latest finish of the predecessors
   // (plus `transfer` from another stage). `finish` is the caller's scratch: with it each duration
-  // is looked up once, not once per edge (the solver's hot passes call this at every step).
+  // is looked up once, not once per edge (the solver's hot passes call this at every step). The
+  // makespan is the latest finish of a leaf: with no negative duration or transfer, every other
+  // instruction finishes no later than its successors.
   template <class T, class Duration>
   T earliest_starts(const Duration& duration, T transfer, std::vector<T>& start,
                     std::vector<T>& finish) const {
-    T makespan{};
     for (int v : order) {
       T s{};
       for (int i = pred_begin[v]; i < pred_begin[v + 1]; ++i)
         s = std::max(s, finish[pred[i]] + (pred_cross[i] ? transfer : T{}));
       start[v] = s;
       finish[v] = s + duration(v);
-      makespan = std::max(makespan, finish[v]);
     }
+    T makespan{};
+    for (int v : leaves) makespan = std::max(makespan, finish[v]);
     return makespan;
   }
   template <class T, class Duration>
@@ -594,8 +599,7 @@ class Solver {
                                       (graph_.succ_cross[i] ? problem_.transfer : Seconds(0.0)));
       const Seconds window = finish - real_start_[v];
       const auto& options = problem_.option_sets[problem_.option_set_of[v]];
-      int chosen = hull(v).slowest_within(window + window * 1e-12);
-      if (chosen < 0 || options[chosen].time < options[mapped_[v]].time) chosen = mapped_[v];
+      const int chosen = hull(v).slowest_within(window + window * 1e-12, mapped_[v]);
       real_latest_start_[v] = finish - options[chosen].time;
       if (chosen == plan_[v]) continue;
       busy_ += options[chosen].time - options[plan_[v]].time;
