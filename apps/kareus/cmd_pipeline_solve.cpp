@@ -3,12 +3,14 @@
 
 #include <cmath>
 #include <iostream>
+#include <optional>
 
 #include "commands.hpp"
 #include "deprecated_alias.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/core/table.hpp"
+#include "kareus/frontier/frontier_polish.hpp"
 #include "kareus/frontier/pipeline_solver.hpp"
 #include "kareus/frontier/stage_profile.hpp"
 #include "kareus/frontier/unit_time.hpp"
@@ -22,6 +24,8 @@ struct PipelineSolveFlags {
   double p_blocking_w = 0;
   double unit_time_ms = 1.0;
   double transfer_ms = 0.0;
+  std::optional<double> deadline_s;
+  std::optional<double> energy_budget_j;
   bool plan = false;
   bool json = false;
 };
@@ -33,6 +37,11 @@ struct Solved {
   // Frontier points from the least-energy end to the fastest, with their plans when asked.
   std::vector<frontier::ParetoPoint> points;
   std::vector<std::vector<int>> plans;
+  // With --deadline or --energy-budget: the selected point (an index into points), its plan, and
+  // the selection as the user gave it ("deadline 8 s").
+  std::optional<std::size_t> selected;
+  std::vector<int> selected_plan;
+  std::string selection;
 };
 
 // Per stage, "F3@1740" style entries in 1F1B order.
@@ -51,6 +60,71 @@ std::vector<std::vector<std::pair<std::string, double>>> stage_clocks(
   return out;
 }
 
+// A deadline or budget outside the frontier's range is refused after the solve (the range is the
+// frontier's), before anything is printed.
+void check_selection_range(const PipelineSolveFlags& f, const frontier::ParetoSet& points) {
+  const auto& fastest = points.points().front();
+  const auto& cheapest = points.points().back();
+  if (f.deadline_s)
+    require(*f.deadline_s >= fastest.time.value(), "command line", "--deadline",
+            format_number(*f.deadline_s),
+            fmt::format("allowed: the fastest iteration time, {} s, or more",
+                        format_number(fastest.time.value())));
+  if (f.energy_budget_j)
+    require(*f.energy_budget_j >= cheapest.energy.value(), "command line", "--energy-budget",
+            format_number(*f.energy_budget_j),
+            fmt::format("allowed: the least iteration energy, {} J, or more",
+                        format_number(cheapest.energy.value())));
+}
+
+// Polishes the plan the selection picks at its bound, as `kareus plan` does (frontier_polish.hpp),
+// then picks it: the least energy within the deadline, or the fastest within the budget.
+void select_point(const PipelineSolveFlags& f, Solved& s) {
+  if (f.deadline_s) {
+    const Seconds deadline(*f.deadline_s);
+    frontier::polish_within(s.problem, deadline, frontier::kSelectionNeighbours, s.result);
+    s.selection = fmt::format("deadline {} s", format_number(deadline.value()));
+  } else if (f.energy_budget_j) {
+    frontier::polish_within_budget(
+        s.problem, [](const frontier::ParetoPoint& p) { return p.energy; },
+        Joules(*f.energy_budget_j), frontier::kSelectionNeighbours, s.result);
+    s.selection = fmt::format("energy budget {} J", format_number(*f.energy_budget_j));
+  } else {
+    return;
+  }
+  const auto& points = s.result.frontier.points();
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const bool meets = f.deadline_s ? points[i].time.value() <= *f.deadline_s
+                                    : points[i].energy.value() <= *f.energy_budget_j;
+    // Fastest first: the last point within a deadline has its least energy, the first within a
+    // budget is its fastest.
+    if (meets && (f.deadline_s || !s.selected)) s.selected = i;
+  }
+  s.selected_plan = s.result.assignment(points[*s.selected].first);
+}
+
+std::string clock_lines(const Solved& s, const std::vector<int>& plan) {
+  std::string out;
+  const auto clocks = stage_clocks(s, plan);
+  for (std::size_t stage = 0; stage < clocks.size(); ++stage) {
+    out += fmt::format("  stage {}:", stage);
+    for (const auto& [name, mhz] : clocks[stage]) out += fmt::format(" {}@{:g}", name, mhz);
+    out += "\n";
+  }
+  return out;
+}
+
+Json plan_json(const Solved& s, const std::vector<int>& plan) {
+  Json stages = Json::array();
+  for (const auto& row : stage_clocks(s, plan)) {
+    Json instructions = Json::array();
+    for (const auto& [name, mhz] : row)
+      instructions.push_back({{"instruction", name}, {"frequency_mhz", mhz}});
+    stages.push_back(instructions);
+  }
+  return stages;
+}
+
 std::string format_report(const PipelineSolveFlags& f, const Solved& s) {
   std::string out = fmt::format(
       "Iteration frontier of {}: {} stages, {} microbatches (synchronous 1F1B), blocking power "
@@ -65,12 +139,15 @@ std::string format_report(const PipelineSolveFlags& f, const Solved& s) {
   out += table.render();
   for (std::size_t i = 0; i < s.plans.size(); ++i) {
     out += fmt::format("\npoint {} clocks (MHz), per stage in 1F1B order:\n", i);
-    const auto clocks = stage_clocks(s, s.plans[i]);
-    for (std::size_t stage = 0; stage < clocks.size(); ++stage) {
-      out += fmt::format("  stage {}:", stage);
-      for (const auto& [name, mhz] : clocks[stage]) out += fmt::format(" {}@{:g}", name, mhz);
-      out += "\n";
-    }
+    out += clock_lines(s, s.plans[i]);
+  }
+  if (s.selected) {
+    const auto& p = s.points[*s.selected];
+    out += fmt::format(
+        "\nselected ({}, polished at it): point {}, {:.4f} s, {:.2f} J; clocks (MHz), per stage "
+        "in 1F1B order:\n",
+        s.selection, *s.selected, p.time.value(), p.energy.value());
+    out += clock_lines(s, s.selected_plan);
   }
   return out;
 }
@@ -92,19 +169,20 @@ Json to_json(const PipelineSolveFlags& f, const Solved& s) {
   Json points = Json::array();
   for (std::size_t i = 0; i < s.points.size(); ++i) {
     Json point{{"time_s", s.points[i].time.value()}, {"energy_j", s.points[i].energy.value()}};
-    if (!s.plans.empty()) {
-      Json stages = Json::array();
-      for (const auto& row : stage_clocks(s, s.plans[i])) {
-        Json instructions = Json::array();
-        for (const auto& [name, mhz] : row)
-          instructions.push_back({{"instruction", name}, {"frequency_mhz", mhz}});
-        stages.push_back(instructions);
-      }
-      point["plan"] = stages;
-    }
+    if (!s.plans.empty()) point["plan"] = plan_json(s, s.plans[i]);
     points.push_back(point);
   }
   doc["frontier"] = points;
+  if (s.selected) {
+    const auto& p = s.points[*s.selected];
+    Json selected{{"point", *s.selected},
+                  {"time_s", p.time.value()},
+                  {"energy_j", p.energy.value()},
+                  {"plan", plan_json(s, s.selected_plan)}};
+    if (f.deadline_s) selected["deadline_s"] = *f.deadline_s;
+    if (f.energy_budget_j) selected["energy_budget_j"] = *f.energy_budget_j;
+    doc["selected"] = selected;
+  }
   return doc;
 }
 
@@ -129,6 +207,13 @@ void register_pipeline_solve_command(CLI::App& app) {
                   "P2P transfer time (ms) on every dependency between stages; 0 is Perseus's "
                   "convention, whose profiles carry no transfer times")
       ->capture_default_str();
+  auto* deadline = cmd->add_option(
+      "--deadline", flags->deadline_s,
+      "Select the least-energy plan within this iteration time (s), polished at it");
+  auto* budget = cmd->add_option(
+      "--energy-budget", flags->energy_budget_j,
+      "Select the fastest plan within this energy per iteration (J), polished at it");
+  deadline->excludes(budget);
   cmd->add_flag("--plan", flags->plan, "Also print every instruction's clock per point");
   cmd->add_flag("--json", flags->json, "Print one JSON document");
   cmd->callback([flags] {
@@ -143,6 +228,14 @@ void register_pipeline_solve_command(CLI::App& app) {
     require(flags->transfer_ms >= 0 && std::isfinite(flags->transfer_ms), "command line",
             "--transfer-ms", format_number(flags->transfer_ms),
             "must be a number of milliseconds >= 0");
+    if (flags->deadline_s)
+      require(*flags->deadline_s > 0 && std::isfinite(*flags->deadline_s), "command line",
+              "--deadline", format_number(*flags->deadline_s),
+              "must be a positive number of seconds, at least the fastest iteration time");
+    if (flags->energy_budget_j)
+      require(*flags->energy_budget_j > 0 && std::isfinite(*flags->energy_budget_j), "command line",
+              "--energy-budget", format_number(*flags->energy_budget_j),
+              "must be a positive number of joules, at least the least iteration energy");
     Solved s;
     s.profile = frontier::read_stage_profile(flags->profile);
     s.problem =
@@ -166,6 +259,8 @@ void register_pipeline_solve_command(CLI::App& app) {
       frontier::require_unit_time(unit, smallest, "command line", "--unit-time-ms", 1e3);
     }
     s.result = about_the_profile([&] { return frontier::solve_pipeline(s.problem, {unit}); });
+    check_selection_range(*flags, s.result.frontier);
+    select_point(*flags, s);
     std::cerr << s.result.summary.to_string() << "\n";
     // Fastest first, as every frontier kareus prints.
     s.points.assign(s.result.frontier.points().begin(), s.result.frontier.points().end());

@@ -130,8 +130,12 @@ typedef enum kareus_selection {
   KAREUS_SELECT_FORCE_INT = 0x7fffffff
 } kareus_selection;
 
-/* The frontier index the rule selects; KAREUS_ERROR_INVALID_INPUT when no point qualifies. */
-KAREUS_API kareus_status kareus_plan_select(const kareus_plan* plan, const char* method,
+/* The frontier index the rule selects; KAREUS_ERROR_INVALID_INPUT when no point qualifies. The
+ * selected plan is polished at the bound first, as `kareus plan --deadline/--energy-budget` does
+ * (once per method and bound): the same request gives the same schedule as the CLI and Python.
+ * The plans it finds join the frontier, so the frontier's size and indices read before may change;
+ * read them again after selecting. Not to be called on one plan from two threads at once. */
+KAREUS_API kareus_status kareus_plan_select(kareus_plan* plan, const char* method,
                                             kareus_selection rule, double bound, size_t* index);
 
 /* Relative changes at the paper's comparison points; NAN where a baseline was not planned. */

@@ -37,11 +37,23 @@ workload::Workload make_workload(const std::string& model, const std::string& gp
   return workload::make_workload(r);
 }
 
+// The selection of plan() and select(): by deadline, by energy budget, or max-throughput.
+planner::Selection selection_of(const std::string& where, std::optional<double> deadline_s,
+                                std::optional<double> energy_budget_j) {
+  if (deadline_s && energy_budget_j)
+    throw Error(where + ": give deadline_s or energy_budget_j, not both");
+  if (deadline_s) return {planner::SelectionRule::kDeadline, *deadline_s};
+  if (energy_budget_j) return {planner::SelectionRule::kEnergyBudget, *energy_budget_j};
+  return {};
+}
+
 planner::PlanResult run_plan(const workload::Workload& w,
                              const std::optional<std::vector<std::string>>& methods,
                              const std::string& strategy, std::uint64_t seed,
                              const std::optional<std::filesystem::path>& store_path,
-                             double noise_sigma, double unit_time_s) {
+                             double noise_sigma, double unit_time_s,
+                             std::optional<double> deadline_s,
+                             std::optional<double> energy_budget_j) {
   planner::PlanRequest request;
   request.where = "kareus.plan";
   if (methods) {
@@ -52,6 +64,7 @@ planner::PlanResult run_plan(const workload::Workload& w,
   request.seed = seed;
   request.noise_sigma = noise_sigma;
   request.unit_time = Seconds(unit_time_s);
+  request.selection = selection_of(request.where, deadline_s, energy_budget_j);
   request.check(w);
   planner::PlanOptions opt = request.options();
   std::unique_ptr<store::Store> db;
@@ -137,18 +150,15 @@ void bind_plan(py::module_& m) {
       .def("min_energy", &planner::MethodResult::min_energy, py::return_value_policy::copy)
       .def(
           "select",
-          [](const planner::MethodResult& r, std::optional<double> deadline_s,
+          [](planner::MethodResult& r, std::optional<double> deadline_s,
              std::optional<double> energy_budget_j) {
-            if (deadline_s && energy_budget_j)
-              throw Error("select: give deadline_s or energy_budget_j, not both");
-            if (deadline_s) return planner::select_by_deadline(r, Seconds(*deadline_s));
-            if (energy_budget_j)
-              return planner::select_by_energy_budget(r, Joules(*energy_budget_j));
-            return planner::select_max_throughput(r);
+            return planner::select_polished(r, selection_of("select", deadline_s, energy_budget_j));
           },
           py::kw_only(), py::arg("deadline_s") = py::none(),
           py::arg("energy_budget_j") = py::none(),
-          "Least energy within deadline_s, fastest within energy_budget_j, or the fastest.")
+          "Least energy within deadline_s, fastest within energy_budget_j, or the fastest. The "
+          "selected plan is polished at the bound first, as `kareus plan --deadline` does (once "
+          "per bound), so the frontier may gain the plans it finds.")
       .def("ten_point_frontier", &planner::ten_point_frontier);
 
   py::class_<planner::PlanResult>(m, "PlanResult", "Per method, the iteration frontier.")
@@ -181,14 +191,17 @@ void bind_plan(py::module_& m) {
           },
           py::arg("method"), py::arg("point"), "The runtime schedule of a frontier point.");
 
-  m.def("plan", &run_plan, py::arg("workload"), py::kw_only(), py::arg("methods") = py::none(),
-        py::arg("strategy") = "kareus", py::arg("seed") = 0, py::arg("store") = py::none(),
-        py::arg("noise_sigma") = 0.0,
-        py::arg("unit_time_s") = planner::PlanOptions{}.unit_time.value(),
-        py::call_guard<py::gil_scoped_release>(),
-        "Plans the workload: per method (megatron, perseus, nanobatch-perseus, kareus, "
-        "kareus-exhaustive), the iteration time-energy frontier. store: SQLite measurement "
-        "store to resume from and add to (None: none).");
+  m.def(
+      "plan", &run_plan, py::arg("workload"), py::kw_only(), py::arg("methods") = py::none(),
+      py::arg("strategy") = "kareus", py::arg("seed") = 0, py::arg("store") = py::none(),
+      py::arg("noise_sigma") = 0.0,
+      py::arg("unit_time_s") = planner::PlanOptions{}.unit_time.value(),
+      py::arg("deadline_s") = py::none(), py::arg("energy_budget_j") = py::none(),
+      py::call_guard<py::gil_scoped_release>(),
+      "Plans the workload: per method (megatron, perseus, nanobatch-perseus, kareus, "
+      "kareus-exhaustive), the iteration time-energy frontier. store: SQLite measurement "
+      "store to resume from and add to (None: none). deadline_s or energy_budget_j: the selection "
+      "whose plan every method polishes, as `kareus plan --deadline/--energy-budget` does.");
 }
 
 }  // namespace kareus::python

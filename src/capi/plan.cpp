@@ -56,7 +56,9 @@ kareus_plan* run_plan(const workload::Workload& w, const kareus_plan_options* op
   return plan.release();
 }
 
-const planner::MethodResult& method_of(const kareus_plan* plan, const char* method) {
+// const for the readers, mutable for kareus_plan_select, which adds the plans it polishes.
+template <typename Plan>
+auto& method_of(Plan* plan, const char* method) {
   required(plan, "plan");
   const auto m = planner::parse_method(required(method, "method"));
   const auto it = plan->result.methods.find(m);
@@ -151,26 +153,26 @@ kareus_status kareus_plan_frontier_point(const kareus_plan* plan, const char* me
   });
 }
 
-kareus_status kareus_plan_select(const kareus_plan* plan, const char* method, kareus_selection rule,
+kareus_status kareus_plan_select(kareus_plan* plan, const char* method, kareus_selection rule,
                                  double bound, size_t* index) {
   return guarded([&] {
     required(index, "index");
-    const auto& m = method_of(plan, method);
-    const planner::IterationPoint* chosen = nullptr;
+    auto& m = method_of(plan, method);
+    planner::Selection selection;
     switch (rule) {
       case KAREUS_SELECT_MAX_THROUGHPUT:
-        chosen = &planner::select_max_throughput(m);
         break;
       case KAREUS_SELECT_DEADLINE:
-        chosen = &planner::select_by_deadline(m, Seconds(bound));
+        selection = {planner::SelectionRule::kDeadline, bound};
         break;
       case KAREUS_SELECT_ENERGY_BUDGET:
-        chosen = &planner::select_by_energy_budget(m, Joules(bound));
+        selection = {planner::SelectionRule::kEnergyBudget, bound};
         break;
       default:
         throw ArgumentError("rule = " + std::to_string(rule) + " is not a kareus_selection");
     }
-    *index = static_cast<std::size_t>(chosen - m.frontier.data());
+    const auto& chosen = planner::select_polished(m, selection);
+    *index = static_cast<std::size_t>(&chosen - m.frontier.data());
   });
 }
 

@@ -529,4 +529,19 @@ void polish_within(const PipelineProblem& problem, Seconds deadline, int neighbo
   polish_points(problem, targets, result, options);
 }
 
+void polish_within_budget(const PipelineProblem& problem,
+                          const std::function<Joules(const ParetoPoint&)>& cost, Joules budget,
+                          int neighbours, PipelineSolverResult& result,
+                          const PolishOptions& options) {
+  const auto& points = result.frontier.points();
+  const auto within = std::find_if(points.begin(), points.end(),
+                                   [&](const ParetoPoint& p) { return cost(p) <= budget; });
+  if (within == points.end()) return;
+  const auto chosen = static_cast<std::size_t>(within - points.begin());
+  std::vector<PolishTarget> targets;
+  for (std::size_t k = chosen - std::min<std::size_t>(chosen, neighbours); k <= chosen; ++k)
+    targets.push_back({k, points[k].time});
+  polish_points(problem, targets, result, options);
+}
+
 }  // namespace kareus::frontier

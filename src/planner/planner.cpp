@@ -7,6 +7,7 @@
 #include <deque>
 #include <future>
 #include <thread>
+#include <utility>
 
 #include "kareus/core/error.hpp"
 #include "kareus/executor/executor.hpp"
@@ -184,34 +185,47 @@ MethodResult prepare_method(const workload::Workload& w, const emulator::Emulato
   return result;
 }
 
-// The plan `selection` will pick, polished at its bound (frontier::polish_within). A deadline is
-// the job's iteration time, `tail` more than the pipeline's. An energy budget picks the fastest
-// point within it: that point and the next faster ones are polished at their own times, which can
-// bring a faster plan within the budget. `job_point` gives a solver point's whole-job cost.
-void polish_selection(const frontier::PipelineProblem& problem, const Selection& selection,
-                      Seconds tail,
-                      const std::function<IterationPoint(const frontier::ParetoPoint&)>& job_point,
-                      frontier::PipelineSolverResult& solver) {
+// The plan `selection` will pick, polished at its bound (frontier::polish_within,
+// polish_within_budget). A deadline is the job's iteration time, the tail more than the
+// pipeline's; an energy budget bounds the whole job's energy.
+void polish_selection(const Selection& selection, MethodResult& m) {
   if (selection.rule == SelectionRule::kDeadline) {
-    frontier::polish_within(problem, Seconds(selection.bound) - tail,
-                            frontier::kSelectionNeighbours, solver);
+    frontier::polish_within(m.problem, Seconds(selection.bound) - m.tail_time,
+                            frontier::kSelectionNeighbours, m.solver);
   } else if (selection.rule == SelectionRule::kEnergyBudget) {
-    const auto& points = solver.frontier.points();
-    const auto within = std::find_if(points.begin(), points.end(), [&](const auto& pt) {
-      return job_point(pt).energy.value() <= selection.bound;
-    });
-    if (within == points.end()) return;
-    const auto chosen = static_cast<std::size_t>(within - points.begin());
-    std::vector<frontier::PolishTarget> targets;
-    for (std::size_t k = chosen - std::min<std::size_t>(chosen, frontier::kSelectionNeighbours);
-         k <= chosen; ++k)
-      targets.push_back({k, points[k].time});
-    frontier::polish_points(problem, targets, solver);
+    frontier::polish_within_budget(
+        m.problem, [&](const frontier::ParetoPoint& pt) { return m.job_point(pt).energy; },
+        Joules(selection.bound), frontier::kSelectionNeighbours, m.solver);
   }
 }
 
-// The prepared method's pipeline frontier, as whole-job iteration points. Reads nothing shared but
-// the workload and options, so methods solve side by side.
+// The method's frontier, as whole-job points, from its solver's.
+void fill_frontier(MethodResult& m) {
+  m.frontier.clear();
+  for (const auto& pt : m.solver.frontier) m.frontier.push_back(m.job_point(pt));
+  std::sort(m.frontier.begin(), m.frontier.end(),
+            [](const auto& a, const auto& b) { return a.time < b.time; });
+}
+
+// Polishes `selection`'s plan unless this frontier already was for it (select_polished). When no
+// point meets the selection the polish finds nothing, and plan() leaves the refusal to the
+// selection a front end makes, which may be of another method.
+void polish_once(const Selection& selection, MethodResult& m) {
+  if (selection.rule == SelectionRule::kMaxThroughput ||
+      std::find(m.polished_for.begin(), m.polished_for.end(), selection) != m.polished_for.end())
+    return;
+  // From the frontier as solved, as plan() polishes its options' selection; then the plans other
+  // selections found join again (a point they dominate is no better a choice).
+  auto others = std::exchange(m.solver.frontier, m.unpolished);
+  polish_selection(selection, m);
+  for (const auto& pt : others.points()) m.solver.frontier.insert(pt);
+  fill_frontier(m);
+  m.polished_for.push_back(selection);
+}
+
+// The prepared method's pipeline frontier, as whole-job iteration points, polished for the
+// options' selection. Reads nothing shared but the workload and options, so methods solve side by
+// side.
 void solve_method(const workload::Workload& w, const PlanOptions& options,
                   const emulator::OutsideWork& tail, const emulator::OutsideWork& transfers,
                   MethodResult& result) {
@@ -220,7 +234,9 @@ void solve_method(const workload::Workload& w, const PlanOptions& options,
   result.solver = frontier::solve_pipeline(result.problem, so);
 
   const double gpus = w.total_gpus();
-  const auto job_point = [&](const frontier::ParetoPoint& pt) {
+  result.tail_time = tail.time;
+  // Copies what it reads: the result outlives plan()'s workload and outside work.
+  result.job_point = [w, tail, transfers, gpus](const frontier::ParetoPoint& pt) {
     IterationPoint ip;
     ip.plan = pt.first;
     ip.time = pt.time + tail.time;
@@ -230,10 +246,9 @@ void solve_method(const workload::Workload& w, const PlanOptions& options,
     ip.energy = ip.dynamic_energy + w.gpu.static_power * ip.time * gpus;
     return ip;
   };
-  polish_selection(result.problem, options.selection, tail.time, job_point, result.solver);
-  for (const auto& pt : result.solver.frontier) result.frontier.push_back(job_point(pt));
-  std::sort(result.frontier.begin(), result.frontier.end(),
-            [](const auto& a, const auto& b) { return a.time < b.time; });
+  fill_frontier(result);
+  result.unpolished = result.solver.frontier;
+  polish_once(options.selection, result);
 }
 
 std::string range_of(const MethodResult& m) {
@@ -321,6 +336,14 @@ PlanResult plan(const workload::Workload& w, const PlanOptions& options) {
   for (const auto& [m, r] : result.methods)
     result.metrics[m] = compute_metrics(r, find(Method::kMegatron), find(Method::kPerseus));
   return result;
+}
+
+const IterationPoint& select_polished(MethodResult& m, const Selection& selection) {
+  // Refuses a selection nothing meets before polishing: a polish never moves the fastest point, nor
+  // brings a point within a budget when none was.
+  select(m, selection);
+  polish_once(selection, m);
+  return select(m, selection);
 }
 
 const IterationPoint& select_by_deadline(const MethodResult& m, Seconds deadline) {

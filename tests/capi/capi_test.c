@@ -264,6 +264,8 @@ static int test_plan_to_controller(void) {
   CHECK(chosen == 0);
   const double deadline = 0.5 * (fastest.time_s + slowest.time_s);
   CHECK_OK(kareus_plan_select(plan, "perseus", KAREUS_SELECT_DEADLINE, deadline, &chosen));
+  /* The selection polished its plan and added what it found: the frontier is read again. */
+  CHECK_OK(kareus_plan_frontier_size(plan, "perseus", &size));
   size_t best = 0;
   for (size_t i = 0; i < size; ++i) {
     CHECK_OK(kareus_plan_frontier_point(plan, "perseus", i, &p));

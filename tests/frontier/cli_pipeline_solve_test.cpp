@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/run_cli.hpp"
+#include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
 
 namespace kareus {
@@ -159,6 +160,68 @@ TEST(PipelineSolveCli, TransfersLengthenEveryPathBetweenStages) {
   expect_rejected(
       "--stage-profile '" + kProfile + "' --microbatches 4 --p-blocking 70 --transfer-ms -1",
       {"--transfer-ms = -1", ">= 0"});
+}
+
+// --deadline / --energy-budget select a plan polished at the bound (frontier_polish.hpp), as
+// `kareus plan` does: never worse than the frontier's own choice, and cheaper at some deadlines (so
+// a selection that skipped the polish fails here). The selected point is one of the printed ones.
+TEST(PipelineSolveCli, SelectionPolishesThePlanItPicks) {
+  const std::string base =
+      "--stage-profile '" + kProfile + "' --microbatches 12 --p-blocking 70.38";
+  const auto solve = [&](const std::string& extra) {
+    const auto r = run(base + " --json " + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return JsonDocument::parse(r.out, "stdout");
+  };
+  const auto plain = solve("");
+  const auto frontier = plain.root().at("frontier");
+  const double fastest = frontier.at(0).number("time_s");
+  const double slowest = frontier.at(frontier.size() - 1).number("time_s");
+  const auto expect_printed = [](const JsonValue& doc) {
+    const auto selected = doc.at("selected");
+    const auto point = doc.at("frontier").at(static_cast<std::size_t>(selected.integer("point")));
+    EXPECT_EQ(selected.number("time_s"), point.number("time_s"));
+    EXPECT_EQ(selected.number("energy_j"), point.number("energy_j"));
+    EXPECT_EQ(selected.at("plan").size(), 8u);
+  };
+  int cheaper = 0;
+  for (double fraction : {0.01, 0.03, 0.1, 0.3}) {
+    const double deadline = fastest + fraction * (slowest - fastest);
+    double before = 0;
+    for (std::size_t i = 0; i < frontier.size(); ++i)
+      if (frontier.at(i).number("time_s") <= deadline) before = frontier.at(i).number("energy_j");
+    const auto doc = solve("--deadline " + format_number(deadline));
+    const auto selected = doc.root().at("selected");
+    EXPECT_EQ(selected.number("deadline_s"), deadline);
+    EXPECT_LE(selected.number("time_s"), deadline);
+    EXPECT_LE(selected.number("energy_j"), before);
+    cheaper += selected.number("energy_j") < before;
+    expect_printed(doc.root());
+
+    const double budget = before;
+    double time_before = 0;
+    for (std::size_t i = frontier.size(); i-- > 0;)
+      if (frontier.at(i).number("energy_j") <= budget)
+        time_before = frontier.at(i).number("time_s");
+    const auto by_budget = solve("--energy-budget " + format_number(budget));
+    const auto within = by_budget.root().at("selected");
+    EXPECT_LE(within.number("energy_j"), budget);
+    EXPECT_LE(within.number("time_s"), time_before);
+    expect_printed(by_budget.root());
+  }
+  EXPECT_GT(cheaper, 0);
+  const auto text = run(base + " --deadline " + format_number(slowest));
+  EXPECT_NE(text.out.find("selected (deadline"), std::string::npos) << text.out;
+
+  expect_rejected(base + " --deadline -1", {"command line: --deadline = -1", "positive"});
+  expect_rejected(base + " --deadline 1",
+                  {"command line: --deadline = 1:", "the fastest iteration time, 7.546"});
+  expect_rejected(base + " --energy-budget 0", {"--energy-budget = 0", "positive"});
+  expect_rejected(base + " --energy-budget 10",
+                  {"command line: --energy-budget = 10:", "the least iteration energy, 9905"});
+  const auto both = run(base + " --deadline 8 --energy-budget 11000");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_TRUE(both.out.empty());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/workloads.hpp"
+#include "kareus/core/error.hpp"
 #include "kareus/planner/planner.hpp"
 #include "kareus/planner/request.hpp"
 
@@ -56,6 +57,37 @@ TEST(SelectionPolish, ASelectedPlanMeetsItsBoundAndIsNeverWorseThanTheFrontiers)
   // Measured: 5 of the 6 deadlines get a cheaper plan, 2 of the 6 budgets a faster one.
   EXPECT_GT(cheaper, 0);
   EXPECT_GT(faster, 0);
+}
+
+// A selection made after plan() (the C API's and Python's select) is polished as plan() polishes
+// its options' selection: the same point and plan, once per selection (a second select changes
+// nothing), and from the frontier as solved whatever was selected before.
+TEST(SelectionPolish, SelectingAfterPlanGivesThePlanThatPlanningForTheSelectionGives) {
+  const auto w = testing::llama3b(8, 1);
+  auto free = plan_perseus(w, {});
+  auto& m = free.methods.at(Method::kPerseus);
+  const double fastest = m.fastest().time.value();
+  const double slowest = m.min_energy().time.value();
+  const auto same = [](const MethodResult& a, const IterationPoint& p, const MethodResult& b,
+                       const IterationPoint& q) {
+    EXPECT_EQ(p.time, q.time);
+    EXPECT_EQ(p.energy, q.energy);
+    EXPECT_EQ(a.solver.assignment(p.plan), b.solver.assignment(q.plan));
+  };
+  for (const Selection selection :
+       {Selection{SelectionRule::kDeadline, fastest + 0.3 * (slowest - fastest)},
+        Selection{SelectionRule::kDeadline, fastest + 0.1 * (slowest - fastest)},
+        Selection{SelectionRule::kEnergyBudget,
+                  m.frontier[m.frontier.size() / 4].energy.value()}}) {
+    const auto planned = plan_perseus(w, selection);
+    const auto& p = planned.methods.at(Method::kPerseus);
+    const IterationPoint after = select_polished(m, selection);
+    same(m, after, p, select(p, selection));
+    const std::size_t size = m.frontier.size();
+    same(m, select_polished(m, selection), m, after);
+    EXPECT_EQ(m.frontier.size(), size);
+  }
+  EXPECT_THROW(select_polished(m, {SelectionRule::kDeadline, 0.5 * fastest}), Error);
 }
 
 }  // namespace

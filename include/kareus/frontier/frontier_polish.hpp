@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "kareus/core/units.hpp"
@@ -72,5 +73,15 @@ inline constexpr int kSelectionNeighbours = 2;
 // did not have. Nothing when no point meets the deadline.
 void polish_within(const PipelineProblem& problem, Seconds deadline, int neighbours,
                    PipelineSolverResult& result, const PolishOptions& options = {});
+
+// What a selection within an energy budget gets: the fastest frontier plan whose `cost` (the energy
+// the budget bounds: the pipeline's own, or the whole job's for the planner) is within `budget`,
+// and the `neighbours` next faster ones, each polished at its own time (a faster plan can come
+// within the budget), added to `result` as polish_points adds them. Nothing when no point is
+// within.
+void polish_within_budget(const PipelineProblem& problem,
+                          const std::function<Joules(const ParetoPoint&)>& cost, Joules budget,
+                          int neighbours, PipelineSolverResult& result,
+                          const PolishOptions& options = {});
 
 }  // namespace kareus::frontier

@@ -33,6 +33,18 @@ struct IterationPoint {
   std::uint32_t plan = 0;  // solver plan index
 };
 
+enum class SelectionRule { kMaxThroughput, kDeadline, kEnergyBudget };
+const char* to_string(SelectionRule rule);
+
+struct Selection {
+  SelectionRule rule = SelectionRule::kMaxThroughput;
+  double bound = 0;  // seconds for a deadline, joules for an energy budget
+
+  // "max-throughput", "deadline 5.5 s", "energy budget 9000 J".
+  std::string describe() const;
+  bool operator==(const Selection&) const = default;
+};
+
 struct MethodResult {
   Method method = Method::kMegatron;
   // Pareto frontier by increasing time (fastest first).
@@ -50,6 +62,17 @@ struct MethodResult {
   double profiling_gpu_hours_reused = 0;
   // Kareus methods: each partition key's search result the options were composed from.
   KeyFrontiers key_frontiers;
+  // What turns a solver point into a whole-job point: the time outside the pipeline (gradient
+  // reductions after the last stage) and the conversion. Kept so that a selection made after
+  // plan() can add the plans it polishes (select_polished).
+  Seconds tail_time{0};
+  std::function<IterationPoint(const frontier::ParetoPoint&)> job_point;
+  // The solver's frontier before any selection's polish, and the selections polished since. Each
+  // selection is polished once, from this frontier (a polish is not idempotent: one started from
+  // another selection's plans can end elsewhere), so every front end, whether it passed the
+  // selection to plan() or selects afterwards, finds the same plan for it.
+  frontier::ParetoSet unpolished;
+  std::vector<Selection> polished_for;
 
   const IterationPoint& fastest() const { return frontier.front(); }
   const IterationPoint& min_energy() const;
@@ -62,17 +85,6 @@ struct Metrics {
   // vs perseus: deadline = perseus's fastest time, budget = perseus's least energy.
   std::optional<double> iso_time_energy_reduction;
   std::optional<double> iso_energy_time_reduction;
-};
-
-enum class SelectionRule { kMaxThroughput, kDeadline, kEnergyBudget };
-const char* to_string(SelectionRule rule);
-
-struct Selection {
-  SelectionRule rule = SelectionRule::kMaxThroughput;
-  double bound = 0;  // seconds for a deadline, joules for an energy budget
-
-  // "max-throughput", "deadline 5.5 s", "energy budget 9000 J".
-  std::string describe() const;
 };
 
 // Makes the executor the partition searches of a workload measure on.
@@ -130,8 +142,17 @@ struct PlanResult {
 
 PlanResult plan(const workload::Workload& w, const PlanOptions& options);
 
-// Selection rules; each throws kareus::Error when no point qualifies, naming the bound and the
-// frontier's range.
+// The point `selection` picks on `m`'s frontier after polishing that selection's plan at its bound
+// (frontier::polish_within for a deadline; the fastest plans within an energy budget at their own
+// times), once per selection and from the frontier as solved: the plans it finds are added to m's
+// solver and frontier, so frontier indices taken before may move. plan() polishes
+// PlanOptions::selection the same way, so `kareus plan --deadline`, kareus_plan_select and Python's
+// select give the same plan; after other selections on the same frontier, a point that dominates
+// it when one of their plans does. Throws kareus::Error when no point qualifies (before polishing).
+const IterationPoint& select_polished(MethodResult& m, const Selection& selection);
+
+// Selection rules on the frontier as it stands (no polish); each throws kareus::Error when no point
+// qualifies, naming the bound and the frontier's range.
 const IterationPoint& select_by_deadline(const MethodResult& m, Seconds deadline);
 const IterationPoint& select_by_energy_budget(const MethodResult& m, Joules budget);
 const IterationPoint& select_max_throughput(const MethodResult& m);
