@@ -8,7 +8,8 @@
 //   is, and spends what is left of half the cap on strata of the other clocks;
 // - every clock is then covered with the three fastest measured shapes: the best shapes move
 //   little from one clock to the next (docs/search.md), and without them the composed options
-//   near the fast end lose up to 11 % energy;
+//   near the fast end lose up to 11 % energy; but a share of the cap is kept from the coverage
+//   for the model-guided picks, which otherwise never ran on the keys the cap binds;
 // - then batches of 4, picked greedily by the hypervolume each predicted point (XGBoost on
 //   datasheet roofline features, src/search/roofline_prior.hpp) adds to its clock's front against
 //   the other clocks' fronts, neighbours (one clock, SM or slot step) of front points first;
@@ -37,7 +38,9 @@ namespace kareus::search {
 namespace {
 
 struct KareusPlan {
-  std::size_t initial;
+  std::size_t screened;  // shapes read at the top clock
+  std::size_t strata;    // configurations from strata of the other clocks
+  std::size_t model;     // readings kept from the coverage for the model-guided picks
   std::size_t batch_size;
   std::size_t cap;
 };
@@ -56,18 +59,37 @@ constexpr std::size_t kProbe = 2;
 constexpr std::size_t kMaxSamples = 3;
 constexpr double kRepeatShare = 0.2;
 
+// Share of the cap kept for the model-guided picks on keys where the three covering shapes would
+// not reach every clock anyway. There the coverage spent the rest of the cap (on H100, every key)
+// and no pick ran; the picks aim at the per-clock fronts the composition consumes, which the
+// truncated covering shapes, near-duplicates of the fast end, do not. Where the three shapes fit
+// they complete (taking the share from them cost an A100 TP8 workload 0.002 of hypervolume).
+// Measured shares (benchmarks/search_quality.md): 0.10 and 0.25 helped the H100 CP2+TP4
+// workloads less than 0.15.
+constexpr double kModelShare = 0.15;
+
 // The initial sample is half the cap, less where the rest could not pay for the probe and one
 // covering shape at every other clock: the composition skips a clock at which any key has no
 // point, so a clock left uncovered is lost to the whole instruction. On H100 CP2+TP4 the CP keys
 // (20 shapes, 27 clocks, cap 42) left the 7 lowest clocks uncovered, which the exhaustive
 // iteration frontier uses (tests/planner/search_coverage_test.cpp).
+// The model's share is taken from covering shapes 2-3 and never from the screening, the strata or
+// the first covering shape: the strata let the model see the clock range (taking the share from
+// them first cost the TP8 workloads up to 0.006).
 KareusPlan plan_for(SizeClass size_class, const ClockLayout& layout) {
   const std::size_t shapes = layout.id_at.front().size();
   const std::size_t cap = std::max<std::size_t>(
       1, std::min(paper_measurements(size_class) / 2, shapes + kPerClock * layout.clocks()));
   const std::size_t cover_one = kProbe + layout.clocks() - 1;
-  const std::size_t initial = cap > cover_one ? std::min(cap / 2, cap - cover_one) : cap / 2;
-  return {std::max<std::size_t>(1, initial), 4, cap};
+  const std::size_t initial =
+      std::max<std::size_t>(1, cap > cover_one ? std::min(cap / 2, cap - cover_one) : cap / 2);
+  const std::size_t screened = std::min(shapes, initial);
+  const std::size_t room = cap - std::min(cap, screened + cover_one);
+  const std::size_t cover_all = kProbe + kCoverShapes * (layout.clocks() - 1);
+  const std::size_t short_of = initial + cover_all - std::min(initial + cover_all, cap);
+  const std::size_t model =
+      std::min({room, short_of, static_cast<std::size_t>(kModelShare * static_cast<double>(cap))});
+  return {screened, std::min(initial - screened, room - model), model, 4, cap};
 }
 
 // How far another clock may beat a point before it stops counting (see ClockFronts): room for
@@ -157,9 +179,9 @@ std::vector<std::size_t> pick_greedy(const std::vector<Point2>& seen, const Cloc
 // time and energy there anchor the model), then one random config from each of equal strata of
 // the other clocks' ids ordered by clock, so the model sees the whole clock range: trees do not
 // extrapolate.
-std::vector<std::size_t> initial_sample(const ClockLayout& layout, std::size_t count, Rng& rng) {
+std::vector<std::size_t> initial_sample(const ClockLayout& layout, std::size_t screened,
+                                        std::size_t strata, Rng& rng) {
   const std::vector<std::size_t>& top = layout.id_at.back();
-  const std::size_t screened = std::min(top.size(), count);
   std::vector<std::size_t> picked;
   for (std::size_t i : rng.sample_without_replacement(top.size(), screened)) {
     picked.push_back(top[i]);
@@ -168,7 +190,7 @@ std::vector<std::size_t> initial_sample(const ClockLayout& layout, std::size_t c
   for (std::size_t c = 0; c + 1 < layout.clocks(); ++c) {
     for (std::size_t id : layout.id_at[c]) order.push_back(id);
   }
-  const std::size_t strata = std::min(count - screened, order.size());
+  strata = std::min(strata, order.size());
   for (std::size_t s = 0; s < strata; ++s) {
     const std::size_t begin = s * order.size() / strata;
     const std::size_t end = (s + 1) * order.size() / strata;
@@ -283,7 +305,7 @@ StopReason run_kareus(SearchState& state) {
     }
     return add_to_fronts(before);
   };
-  const std::vector<std::size_t> initial = initial_sample(layout, plan.initial, rng);
+  const std::vector<std::size_t> initial = initial_sample(layout, plan.screened, plan.strata, rng);
   take(initial, std::vector<std::string>(initial.size(), "initial"));
   // The probe; with noise, the rest of the coverage decision (its shapes and the runner-up) too.
   settle(fastest(state, kProbe));
@@ -293,8 +315,13 @@ StopReason run_kareus(SearchState& state) {
     settle(decision);
   }
   {
+    // Under noise the model's share goes back to the coverage: the planner pools a shape's
+    // readings across clocks (docs/search.md), so covering shapes are what its noisy readings
+    // need; kept from them, the realised hypervolume fell (benchmarks/search_quality.md).
+    const bool noisy = state.noise().x > 0.0 || state.noise().y > 0.0;
+    const std::size_t until = plan.cap - (noisy ? 0 : plan.model);
     std::vector<std::size_t> cover = coverage(state, layout);
-    cover.resize(std::min(cover.size(), plan.cap - std::min(plan.cap, state.spent())));
+    cover.resize(std::min(cover.size(), until - std::min(until, state.spent())));
     take(cover, std::vector<std::string>(cover.size(), "clock_coverage"));
   }
 

@@ -2,6 +2,7 @@
 // `kareus` strategy's repeats on a problem whose repeats are independent samples.
 #include "kareus/search/front_confidence.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -96,7 +97,8 @@ TEST(FrontConfidence, ShareOfFrontPointsDecidedBeyondTwoStandardErrors) {
 // (config, repeat), as a real GPU's repeated runs.
 class RepeatableProblem : public Problem {
  public:
-  explicit RepeatableProblem(double sigma) : inner_({4, 4, 2.0e-3, 48e6, 0.0, 1}), sigma_(sigma) {}
+  explicit RepeatableProblem(double sigma, std::size_t compute_ops = 4)
+      : inner_({4, compute_ops, 2.0e-3, 48e6, 0.0, 1}), sigma_(sigma) {}
   std::size_t size() const override { return inner_.size(); }
   std::string key(std::size_t id) const override { return inner_.key(id); }
   std::vector<double> raw_features(std::size_t id) const override {
@@ -161,6 +163,27 @@ TEST(KareusRepeats, OnlyUnderNoiseAndChargedToTheCap) {
     repeated += p.samples - 1;
   }
   EXPECT_EQ(repeated, r.summary.repeats);
+}
+
+// On a cap-bound space (40 shapes x 18 clocks, cap 56) the share of the cap kept for model-guided
+// picks goes back to the clock coverage under noise, whose shapes read at every clock are what the
+// planner pools noisy readings across.
+TEST(KareusRepeats, ModelShareGoesToTheCoverageUnderNoise) {
+  SearchOptions options;
+  options.strategy = Strategy::kKareus;
+  const auto model_picks = [](const SearchResult& r) {
+    return static_cast<std::size_t>(
+        std::count_if(r.measured.begin(), r.measured.end(), [](const MeasuredPoint& p) {
+          return p.selected_by != "initial" && p.selected_by != "clock_coverage";
+        }));
+  };
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    options.seed = seed;
+    RepeatableProblem exact(0.0, 2);
+    EXPECT_GE(model_picks(run_search(exact, options)), 6u) << "seed " << seed;
+    RepeatableProblem noisy(0.03, 2);
+    EXPECT_EQ(model_picks(run_search(noisy, options)), 0u) << "seed " << seed;
+  }
 }
 
 }  // namespace

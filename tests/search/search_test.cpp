@@ -212,6 +212,44 @@ TEST(Search, KareusIsDeterministicUnderASeed) {
             ids_of(run_search(b, with(Strategy::kKareus, 9))));
 }
 
+// The cap binds on this space (40 shapes x 18 clocks, cap 56): screening and three covering
+// shapes at every clock would spend all of it, and before the model's share no model-guided pick
+// ran. Every clock is still covered by at least one shape.
+TEST(Search, KareusKeepsAShareOfTheCapForModelGuidedPicks) {
+  SyntheticShape shape = large_shape();
+  shape.compute_ops = 2;
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    SyntheticProblem problem(shape);
+    const SearchResult r = run_search(problem, with(Strategy::kKareus, seed));
+    std::map<std::string, std::size_t> by_rule;
+    std::set<double> clocks;
+    for (const auto& p : r.measured) {
+      ++by_rule[p.selected_by];
+      clocks.insert(problem.raw_features(p.id).at(0));
+    }
+    const std::size_t model = r.measured.size() - by_rule["initial"] - by_rule["clock_coverage"];
+    EXPECT_GE(model, 6u) << "seed " << seed;
+    EXPECT_EQ(clocks.size(), 18u) << "seed " << seed;
+  }
+}
+
+// Where the cap lets three covering shapes reach every clock (40 shapes x 18 clocks, cap 112), the
+// coverage completes and nothing is kept from it for the model.
+TEST(Search, KareusCompletesThreeCoveringShapesWhereTheyFit) {
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    SyntheticProblem problem(large_shape());
+    const SearchResult r = run_search(problem, with(Strategy::kKareus, seed));
+    std::map<std::vector<double>, std::size_t> clocks_of_shape;
+    for (const auto& p : r.measured) {
+      const std::vector<double> raw = problem.raw_features(p.id);
+      ++clocks_of_shape[std::vector<double>(raw.begin() + 1, raw.end())];
+    }
+    const auto complete = std::count_if(clocks_of_shape.begin(), clocks_of_shape.end(),
+                                        [](const auto& s) { return s.second == 18; });
+    EXPECT_GE(complete, 3) << "seed " << seed;
+  }
+}
+
 TEST(Search, SummaryPrintsItself) {
   SyntheticProblem problem(small_shape());
   SearchOptions options = with(Strategy::kRandom, 1);
