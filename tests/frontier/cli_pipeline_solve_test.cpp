@@ -183,6 +183,7 @@ TEST(PipelineSolveCli, SelectionPolishesThePlanItPicks) {
     EXPECT_EQ(selected.number("time_s"), point.number("time_s"));
     EXPECT_EQ(selected.number("energy_j"), point.number("energy_j"));
     EXPECT_EQ(selected.at("plan").size(), 8u);
+    EXPECT_GT(selected.number("polish_time_s"), 0.0);
   };
   int cheaper = 0;
   for (double fraction : {0.01, 0.03, 0.1, 0.3}) {
