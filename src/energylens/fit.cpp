@@ -422,11 +422,11 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
   const JsonValue p = v.at("params");
   for (std::size_t k = 0; k < kParams; ++k) {
     // Models saved before the parallelism, KV and step terms existed predict as if they were 0.
-    const bool parallel =
+    const bool added_later =
         k == c_kv || k == c_step ||
         std::find(kParallelParams.begin(), kParallelParams.end(), k) != kParallelParams.end();
     const ParamInfo& info = parameter_info()[k];
-    if (parallel && !p.contains(info.name)) {
+    if (added_later && !p.contains(info.name)) {
       m.params[k] = 0.0;
       continue;
     }
