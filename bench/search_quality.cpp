@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -209,6 +210,13 @@ void iteration_table(const std::string& dir, const std::string& filter,
     for (int s = 1; s <= seeds; ++s) {
       const auto seed = static_cast<std::uint64_t>(s);
       const bi::Run ours = bi::plan_with(w, Strategy::kKareus, seed, 0, {});
+      // The budget is per workload: the keys share it (search/shared_picks.hpp), and
+      // together they never take more than half of what `paper` would measure.
+      if (2 * ours.measurements > ours.paper_size) {
+        std::cerr << fmt::format("{} seed {}: kareus took {} measurements, over half of {}\n",
+                                 path.stem().string(), seed, ours.measurements, ours.paper_size);
+        std::exit(1);
+      }
       const bi::Run paper = bi::plan_with(w, Strategy::kPaper, seed, 0, ours.per_key);
       const bi::Run random = bi::plan_with(w, Strategy::kRandom, seed, 0, ours.per_key);
       v["n"].push_back(static_cast<double>(ours.measurements));

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <deque>
 #include <future>
+#include <numeric>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -15,6 +17,7 @@
 #include "kareus/frontier/frontier_polish.hpp"
 #include "kareus/planner/pooled_readings.hpp"
 #include "kareus/planner/request.hpp"
+#include "kareus/search/shared_picks.hpp"
 
 namespace kareus::planner {
 
@@ -66,9 +69,19 @@ KeyFrontiers search_keys(const workload::Workload& w, search::Strategy strategy,
   const auto partitions = partition::representative_partitions(w);
   PlanProgress progress{result.method};
   progress.partitions = partitions.size();
-  for (const auto& p : partitions) {
+  // `kareus` shares its model-guided picks across the keys, in the order that lets them.
+  std::optional<search::SharedPicks> shared;
+  std::vector<std::size_t> order(partitions.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (strategy == search::Strategy::kKareus) {
+    shared.emplace(search::shared_picks(w, partitions, *exec));
+    order = shared->order();
+  }
+  for (std::size_t i : order) {
+    const partition::Partition& p = partitions[i];
     store::PartitionSearchOptions so;
     so.search.strategy = strategy;
+    if (shared) so.search.model_picks = shared->draw(i);
     so.search.seed = options.seed;
     so.store = options.store;
     if (const auto b = options.key_budgets.find(p.key); b != options.key_budgets.end())
@@ -83,6 +96,7 @@ KeyFrontiers search_keys(const workload::Workload& w, search::Strategy strategy,
       };
     }
     auto r = store::search_partition(w, p, *exec, so);
+    if (shared) shared->record(i, r.summary.measurements());
     result.measurements += r.summary.measurements();
     result.measurements_reused += r.summary.measurements_reused;
     result.profiling_gpu_hours += r.summary.gpu_hours + r.reused_gpu_hours;

@@ -16,7 +16,8 @@
 // - the cap follows the space (every shape once plus kPerClock per clock), never above half of
 //   the artifact's full size for the size class, and the search stops earlier once every clock
 //   is covered and no front moved by more than kStillMove for kStillBatches batches: the composed
-//   fronts then have not moved by more than that either.
+//   fronts then have not moved by more than that either; a plan may move the model-guided picks
+//   between its keys within their caps together (kareus/search/shared_picks.hpp).
 // - with measurement noise, a reading is repeated only where it leaves a per-clock front decision
 //   open (two points' dominance within 2 standard errors, kareus/search/front_confidence.hpp),
 //   each repeat charged to the cap like a new configuration; the noise is estimated from the
@@ -30,6 +31,7 @@
 #include "kareus/search/acquisition.hpp"
 #include "kareus/search/clock_fronts.hpp"
 #include "kareus/search/front_confidence.hpp"
+#include "kareus/search/shared_picks.hpp"
 #include "neighbours.hpp"
 #include "observed.hpp"
 #include "strategies.hpp"
@@ -43,6 +45,7 @@ struct KareusPlan {
   std::size_t model;     // readings kept from the coverage for the model-guided picks
   std::size_t batch_size;
   std::size_t cap;
+  bool covers_every_clock;  // the initial sample and three covering shapes fit in the cap
 };
 
 // The cap follows the space: every shape (SM count, slot) once at the top clock, and
@@ -89,7 +92,7 @@ KareusPlan plan_for(SizeClass size_class, const ClockLayout& layout) {
   const std::size_t short_of = initial + cover_all - std::min(initial + cover_all, cap);
   const std::size_t model =
       std::min({room, short_of, static_cast<std::size_t>(kModelShare * static_cast<double>(cap))});
-  return {screened, std::min(initial - screened, room - model), model, 4, cap};
+  return {screened, std::min(initial - screened, room - model), model, 4, cap, short_of == 0};
 }
 
 // How far another clock may beat a point before it stops counting (see ClockFronts): room for
@@ -262,10 +265,21 @@ std::vector<std::size_t> to_repeat(const SearchState& state, const ClockLayout& 
 
 }  // namespace
 
+KareusBudget kareus_budget(const Problem& problem) {
+  const KareusPlan plan = plan_for(size_class_of(problem.compute_ops()), clock_layout(problem));
+  return {plan.cap, plan.model, plan.covers_every_clock};
+}
+
 StopReason run_kareus(SearchState& state) {
   Problem& problem = state.problem();
   const ClockLayout layout = clock_layout(problem);
-  const KareusPlan plan = plan_for(size_class_of(problem.compute_ops()), layout);
+  KareusPlan plan = plan_for(size_class_of(problem.compute_ops()), layout);
+  const KareusPlan own = plan;
+  // A plan shares the model-guided picks across its keys (kareus/search/shared_picks.hpp).
+  if (const auto picks = state.options().model_picks) {
+    plan.cap = plan.cap - plan.model + *picks;
+    plan.model = *picks;
+  }
   const FeatureMatrix features = all_features(problem, true);
   const std::vector<std::vector<std::size_t>> neighbours = raw_neighbours(problem);
   Rng rng(state.options().seed);
@@ -319,6 +333,10 @@ StopReason run_kareus(SearchState& state) {
     // readings across clocks (docs/search.md), so covering shapes are what its noisy readings
     // need; kept from them, the realised hypervolume fell (benchmarks/search_quality.md).
     const bool noisy = state.noise().x > 0.0 || state.noise().y > 0.0;
+    // A key that gave its share to the plan's pool takes it back under noise, for its coverage;
+    // the pool pays it (SharedPicks::record). Given away, the realised hypervolume under noise
+    // fell.
+    if (noisy && plan.model < own.model) plan = own;
     const std::size_t until = plan.cap - (noisy ? 0 : plan.model);
     std::vector<std::size_t> cover = coverage(state, layout);
     cover.resize(std::min(cover.size(), until - std::min(until, state.spent())));

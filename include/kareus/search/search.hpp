@@ -46,6 +46,9 @@ struct SearchOptions {
   std::optional<std::size_t> budget;
   // Called after every measured batch.
   std::function<void(const SearchProgress&)> on_progress;
+  // `kareus` only: the model-guided picks to take in place of its own share of the cap, which
+  // moves by the difference; a plan shares them across its keys (kareus/search/shared_picks.hpp).
+  std::optional<std::size_t> model_picks;
 };
 
 struct MeasuredPoint {
