@@ -38,8 +38,6 @@ class DeadlineModel {
   // LP relaxation, warm-started from the previous solve: per node, its (convexified) duration in
   // seconds; nullopt when no plan meets the deadline.
   std::optional<std::vector<double>> relaxed_durations();
-  // The last relaxed_durations' optimum, the convexified iteration energy in joules.
-  double relaxed_objective() const;
   // Branch and cut for `time_limit` seconds; nullopt when no plan meets the deadline or CBC finds
   // none in time.
   std::optional<DeadlineOptimum> optimum(double time_limit);
