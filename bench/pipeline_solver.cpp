@@ -11,10 +11,16 @@
 //
 // Quality: on the two A40 profiles of the Perseus artifact at 12 and 24 microbatches, the energy
 // of the solver's least-energy point within a deadline against the exact MILP (COIN-OR CBC, 20 s
-// per deadline), at the fastest time and at 1, 10, 25, 50 and 75 % of the way from it to the
-// least-energy end. CBC does not always prove optimality in that time, so two counters (%):
-// `bound_*` = excess over CBC's lower bound (an upper bound on the excess over the optimum) and
-// `cbc_*` = excess over CBC's best plan (negative: the solver's is better); `before_*` is
+// per deadline, started from the plan a user selecting at that deadline gets, with its energy as
+// the cutoff, so that CBC's time goes to the bound), at the fastest time and at 1, 10, 25, 50 and
+// 75 % of the way from it to the least-energy end. Environment: KAREUS_BENCH_CBC_SECONDS (CBC's
+// time per deadline, default 20), KAREUS_BENCH_DEADLINES (a comma-separated subset of fastest,
+// d01, d10, d25, d50, d75; default all), KAREUS_BENCH_CBC_OPTIONS (CBC command-line options,
+// space-separated; default kCbcOptions). CBC does not always prove optimality in that time, so
+// two counters (%): `bound_*` = excess over CBC's lower bound (an upper bound on the excess over
+// the optimum) and `cbc_*` = excess over CBC's best plan (never below the selection's, which it
+// starts from); `sel_J_*`, `cbc_J_*`, `bound_J_*` are the energies (J) and `proven_*` is 1 when
+// CBC proved its plan optimal; `before_*` is
 // `bound_*` without the fast-end LP plans and the polish (the min-cut steps alone), `steps_*`
 // without the polish only, and `at_*` after polishing the frontier's plan within the deadline at
 // that deadline (polish_plan alone; `at_ms` its total time), and `sel_*` what a user selecting at
@@ -26,8 +32,15 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "kareus/core/rng.hpp"
 #include "kareus/frontier/deadline_model.hpp"
@@ -122,6 +135,54 @@ std::vector<ParetoPoint> min_cut_points(const PipelineProblem& problem,
   return points;
 }
 
+// The deadlines, as a fraction of the way from the fastest time to the least-energy end.
+constexpr std::array<std::pair<const char*, double>, 6> kDeadlines{
+    {{"fastest", 0.0}, {"d01", 0.01}, {"d10", 0.10}, {"d25", 0.25}, {"d50", 0.50}, {"d75", 0.75}}};
+
+// A bad environment setting ends the bench: one line naming it, exit code 2.
+[[noreturn]] void bad_setting(const std::string& message) {
+  std::fprintf(stderr, "%s\n", message.c_str());
+  std::exit(2);
+}
+
+double cbc_seconds() {
+  const char* text = std::getenv("KAREUS_BENCH_CBC_SECONDS");
+  if (text == nullptr) return 20.0;
+  char* end = nullptr;
+  const double seconds = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(seconds > 0) || !std::isfinite(seconds))
+    bad_setting(std::string("KAREUS_BENCH_CBC_SECONDS: '") + text +
+                "' is not a positive number of seconds");
+  return seconds;
+}
+
+// Extra CBC options for every cell: none. Tried on one cell (GPT-3 x 24 at +10 %, the loosest
+// bound): cut, strong-branching, node and preprocessing options moved the bound by under 0.002 %
+// (docs/benchmarks/pipeline_solver.md).
+constexpr const char* kCbcOptions = "";
+
+std::vector<std::string> cbc_options() {
+  const char* text = std::getenv("KAREUS_BENCH_CBC_OPTIONS");
+  std::istringstream words(text != nullptr ? text : kCbcOptions);
+  return {std::istream_iterator<std::string>(words), std::istream_iterator<std::string>()};
+}
+
+// Whether the deadline `name` is among KAREUS_BENCH_DEADLINES (all when it is unset).
+bool deadline_selected(const std::string& name) {
+  const char* text = std::getenv("KAREUS_BENCH_DEADLINES");
+  if (text == nullptr) return true;
+  std::istringstream list(text);
+  bool selected = false;
+  for (std::string item; std::getline(list, item, ',');) {
+    if (std::none_of(kDeadlines.begin(), kDeadlines.end(),
+                     [&](const auto& deadline) { return item == deadline.first; }))
+      bad_setting("KAREUS_BENCH_DEADLINES: '" + item +
+                  "' is not a deadline; allowed: fastest, d01, d10, d25, d50, d75");
+    selected = selected || item == name;
+  }
+  return selected;
+}
+
 void excess_over_optimum(benchmark::State& state, const char* file, int microbatches) {
   const auto problem =
       pipeline_problem(read_stage_profile(data_file(file)), microbatches, Watts(70.38));
@@ -139,19 +200,35 @@ void excess_over_optimum(benchmark::State& state, const char* file, int microbat
   const auto steps = solve_pipeline(problem, unpolished);
   DeadlineModel model(problem, false);
   double polish_ms = 0, selection_ms = 0;
-  const std::array<std::pair<const char*, double>, 6> deadlines{{{"fastest", 0.0},
-                                                                 {"d01", 0.01},
-                                                                 {"d10", 0.10},
-                                                                 {"d25", 0.25},
-                                                                 {"d50", 0.50},
-                                                                 {"d75", 0.75}}};
   const auto percent = [](double energy, double reference) {
     return 100.0 * (energy - reference) / reference;
   };
-  for (const auto& [name, fraction] : deadlines) {
+  const double seconds = cbc_seconds();
+  const auto options = cbc_options();
+  for (const auto& [name, fraction] : kDeadlines) {
+    if (!deadline_selected(name)) continue;
     const Seconds deadline = fastest + (slowest - fastest) * fraction;
+    const auto within =
+        std::upper_bound(frontier.begin(), frontier.end(), deadline,
+                         [](Seconds t, const ParetoPoint& p) { return t < p.time; });
+    const auto clock = std::chrono::steady_clock::now();
+    const auto polished =
+        polish_plan(problem, result.assignment(std::prev(within)->first), deadline);
+    polish_ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - clock).count();
+    auto selected = result;
+    const auto selection_clock = std::chrono::steady_clock::now();
+    polish_within(problem, deadline, kSelectionNeighbours, selected);
+    selection_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                              selection_clock)
+                        .count();
+    // The selection's plan: the least-energy point within the deadline.
+    const ParetoPoint* chosen = nullptr;
+    for (const auto& p : selected.frontier)
+      if (p.time <= deadline && (chosen == nullptr || p.energy < chosen->energy)) chosen = &p;
+    const double user = chosen->energy.value();
     model.set_deadline(deadline * (1 + 1e-12));
-    const auto optimum = model.optimum(20.0);
+    const auto optimum = model.optimum(seconds, selected.assignment(chosen->first), options);
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const double bound = optimum ? optimum->lower_bound.value() : nan;
     const double cbc = optimum ? evaluate_plan(problem, optimum->assignment).energy.value() : nan;
@@ -162,26 +239,16 @@ void excess_over_optimum(benchmark::State& state, const char* file, int microbat
         percent(least_energy_within(before, deadline), bound);
     state.counters[std::string("steps_") + name] =
         percent(least_energy_within(steps.frontier.points(), deadline), bound);
-    const auto within =
-        std::upper_bound(frontier.begin(), frontier.end(), deadline,
-                         [](Seconds t, const ParetoPoint& p) { return t < p.time; });
-    const auto clock = std::chrono::steady_clock::now();
-    const auto polished =
-        polish_plan(problem, result.assignment(std::prev(within)->first), deadline);
-    polish_ms +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - clock).count();
     state.counters[std::string("at_") + name] =
         percent(evaluate_plan(problem, polished).energy.value(), bound);
-    auto selected = result;
-    const auto selection_clock = std::chrono::steady_clock::now();
-    polish_within(problem, deadline, kSelectionNeighbours, selected);
-    selection_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                              selection_clock)
-                        .count();
-    const double user = least_energy_within(selected.frontier.points(), deadline);
     state.counters[std::string("sel_") + name] = percent(user, bound);
     state.counters[std::string("selcbc_") + name] = percent(user, cbc);
+    state.counters[std::string("sel_J_") + name] = user;
+    state.counters[std::string("cbc_J_") + name] = cbc;
+    state.counters[std::string("bound_J_") + name] = bound;
+    state.counters[std::string("proven_") + name] = optimum && optimum->proven;
   }
+  state.counters["cbc_s"] = seconds;
   state.counters["at_ms"] = polish_ms;
   state.counters["sel_ms"] = selection_ms;
   state.counters["polish_s"] = result.summary.polish_seconds;
@@ -229,4 +296,13 @@ BENCHMARK(BM_Excess_Bloom_A40_M24)->Unit(benchmark::kMillisecond)->Iterations(1)
 
 }  // namespace
 
-BENCHMARK_MAIN();
+// The environment is read up front, so that a bad setting ends the run before any output.
+int main(int argc, char** argv) {
+  cbc_seconds();
+  deadline_selected("fastest");
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -7,7 +7,9 @@
 #include <OsiClpSolverInterface.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 
 namespace kareus::frontier {
@@ -54,8 +56,12 @@ DeadlineModel::DeadlineModel(const PipelineProblem& problem, bool convexify)
   const auto& dag = problem.dag;
   const int n = static_cast<int>(dag.nodes.size());
   std::vector<std::vector<int>> candidates;
-  for (const auto& set : problem.option_sets)
+  for (const auto& set : problem.option_sets) {
     candidates.push_back(candidate_options(set, problem.p_blocking, convexify));
+    auto& times = option_time_.emplace_back();
+    for (const auto& o : set) times.push_back(o.time.value());
+  }
+  option_set_of_ = problem.option_set_of;
   std::vector<double> objective, lower, upper;
   column_begin_.push_back(0);
   for (int v = 0; v < n; ++v) {
@@ -64,7 +70,8 @@ DeadlineModel::DeadlineModel(const PipelineProblem& problem, bool convexify)
       const auto& o = problem.option_sets[s][i];
       option_of_column_.push_back(i);
       column_time_.push_back(o.time.value());
-      objective.push_back((o.energy - problem.p_blocking * o.time).value());
+      column_cost_.push_back((o.energy - problem.p_blocking * o.time).value());
+      objective.push_back(column_cost_.back());
       lower.push_back(0.0);
       upper.push_back(1.0);
     }
@@ -177,16 +184,67 @@ std::optional<std::vector<double>> DeadlineModel::relaxed_durations() {
   return durations;
 }
 
-std::optional<DeadlineOptimum> DeadlineModel::optimum(double time_limit) {
+std::vector<int> DeadlineModel::start_columns(std::span<const int> start) const {
+  const int n = static_cast<int>(option_set_of_.size());
+  if (static_cast<int>(start.size()) != n)
+    throw std::invalid_argument(
+        fmt::format("MIP start: {} options given for {} instructions", start.size(), n));
+  std::vector<int> columns(n);
+  for (int v = 0; v < n; ++v) {
+    const auto& times = option_time_[option_set_of_[v]];
+    if (start[v] < 0 || start[v] >= static_cast<int>(times.size()))
+      throw std::invalid_argument(fmt::format(
+          "MIP start: instruction {} has option {}; allowed 0..{}", v, start[v], times.size() - 1));
+    // The option itself, or (when it has no column: another option beats it in both time and
+    // time-effective energy, or it is off the hull) the cheapest column no slower than it, which
+    // keeps every path within the deadline.
+    int best = -1;
+    for (int c = column_begin_[v]; c < column_begin_[v + 1]; ++c)
+      if (column_time_[c] <= times[start[v]] && (best < 0 || column_cost_[c] < column_cost_[best]))
+        best = c;
+    columns[v] = best;  // the fastest option always has a column, so best >= 0
+  }
+  return columns;
+}
+
+std::optional<DeadlineOptimum> DeadlineModel::optimum(double time_limit, std::span<const int> start,
+                                                      std::span<const std::string> settings) {
   OsiClpSolverInterface integer_program(lp_->solver);
-  for (int c = 0; c < column_begin_.back(); ++c) integer_program.setInteger(c);
+  const int x_columns = column_begin_.back();
+  for (int c = 0; c < x_columns; ++c) integer_program.setInteger(c);
+  std::vector<std::string> args{"kareus", "-log", "0", "-seconds", fmt::format("{}", time_limit)};
+  std::vector<std::pair<std::string, double>> mip_start;
+  if (!start.empty()) {
+    // The start's energy: the LP with its options fixed (its starts and makespan follow).
+    const auto columns = start_columns(start);
+    OsiClpSolverInterface fixed(lp_->solver);
+    std::vector<char> chosen(x_columns, 0);
+    for (int c : columns) chosen[c] = 1;
+    for (int c = 0; c < x_columns; ++c) {
+      if (chosen[c] && fixed.getColUpper()[c] < 0.5)
+        throw std::invalid_argument("MIP start: the plan misses the deadline");
+      fixed.setColBounds(c, chosen[c], chosen[c]);
+      mip_start.emplace_back(integer_program.getColName(c), chosen[c]);
+    }
+    fixed.initialSolve();
+    if (!fixed.isProvenOptimal())
+      throw std::invalid_argument("MIP start: the plan misses the deadline");
+    // Only plans cheaper than the start are of interest; the margin keeps the start itself
+    // acceptable as the incumbent (CBC discards a plan that does not beat the cutoff).
+    const double energy = fixed.getObjValue();
+    args.insert(args.end(), {"-cutoff", fmt::format("{:.17g}", energy + 1e-7 * std::fabs(energy))});
+  }
   CbcModel model(integer_program);
   // CbcMain0/1 run CBC as its command-line solver does, with its default cut generators and
-  // heuristics; a bare CbcModel::branchAndBound has neither and is far slower here.
+  // heuristics; a bare CbcModel::branchAndBound has neither and is far slower here. CbcMain1 reads
+  // the MIP start (by column name) and completes it with the LP over the continuous columns.
   CbcMain0(model);
-  const std::string seconds = fmt::format("{}", time_limit);
-  const char* argv[] = {"kareus", "-log", "0", "-seconds", seconds.c_str(), "-solve", "-quit"};
-  CbcMain1(static_cast<int>(std::size(argv)), argv, model);
+  if (!mip_start.empty()) model.setMIPStart(mip_start);
+  args.insert(args.end(), settings.begin(), settings.end());
+  args.insert(args.end(), {"-solve", "-quit"});
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  CbcMain1(static_cast<int>(argv.size()), argv.data(), model);
   if (model.bestSolution() == nullptr) return std::nullopt;
   const double* x = model.bestSolution();
   DeadlineOptimum result;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "problems.hpp"
 
 namespace kareus::frontier {
@@ -9,18 +11,25 @@ namespace {
 
 using namespace test;
 
+// Up to 3 x 3 with DVFS-like options, shared per stage and direction or per instruction, with
+// and without a transfer between stages.
+PipelineProblem random_problem(Rng& rng, int trial) {
+  const int stages = static_cast<int>(rng.integer(1, 3));
+  const int microbatches = static_cast<int>(rng.integer(1, 3));
+  const int count = max_options(stages, microbatches);
+  auto p = make_problem(stages, microbatches, trial % 3 != 0, rng.uniform(0.0, 5.0),
+                        [&] { return dvfs_like_options(rng, count); });
+  if (trial % 2 == 1) p.transfer = Seconds(rng.uniform(0.0, 0.5));
+  return p;
+}
+
 // The MILP is the reference optimum of the benchmarks: check it against enumerating every plan,
 // at the fastest time (where slack is scarcest) and at deadlines across the frontier, on DAGs
 // whose microbatches differ (per-instruction options), so that many paths are near-critical.
 TEST(DeadlineModel, MilpOptimumIsTheBruteForceLeastEnergyWithinTheDeadline) {
   Rng rng(31);
   for (int trial = 0; trial < 40; ++trial) {
-    const int stages = static_cast<int>(rng.integer(1, 3));
-    const int microbatches = static_cast<int>(rng.integer(1, 3));
-    const int count = max_options(stages, microbatches);
-    auto p = make_problem(stages, microbatches, trial % 3 != 0, rng.uniform(0.0, 5.0),
-                          [&] { return dvfs_like_options(rng, count); });
-    if (trial % 2 == 1) p.transfer = Seconds(rng.uniform(0.0, 0.5));
+    const auto p = random_problem(rng, trial);
     const auto all_plans = brute_force(p);
     DeadlineModel model(p, false);
     const double fastest = all_plans.fastest().time.value();
@@ -41,6 +50,77 @@ TEST(DeadlineModel, MilpOptimumIsTheBruteForceLeastEnergyWithinTheDeadline) {
     EXPECT_FALSE(model.optimum(60.0).has_value());
     EXPECT_FALSE(model.relaxed_durations().has_value());
   }
+}
+
+// A MIP start (what the benchmark gives CBC: the solver's plan) is CBC's incumbent: whatever the
+// time limit, the plan returned is no worse than the start and the bound no higher; with time, the
+// optimum is still found; with none, a start that is already optimal comes back as it is. Random
+// starts within the deadline include options that have no column (another option beats them).
+TEST(DeadlineModel, AMipStartIsNeverBeatenByTheReturnedPlanOrBound) {
+  Rng rng(33);
+  for (int trial = 0; trial < 30; ++trial) {
+    const auto p = random_problem(rng, trial);
+    const auto all_plans = brute_force(p);
+    DeadlineModel model(p, false);
+    const double fastest = all_plans.fastest().time.value();
+    const double slowest = all_plans.min_energy().time.value();
+    const std::vector<int> all_fastest(p.dag.nodes.size(), 0);  // dvfs-like: fastest first
+    for (double f : {0.0, 0.3, 1.0}) {
+      const double deadline = (fastest + f * (slowest - fastest)) * (1 + 1e-12);
+      model.set_deadline(Seconds(deadline));
+      // A random plan within the deadline (the fastest one when ten draws miss it).
+      std::vector<int> start = all_fastest;
+      for (int draw = 0; draw < 10; ++draw) {
+        std::vector<int> plan;
+        for (std::size_t v = 0; v < p.dag.nodes.size(); ++v)
+          plan.push_back(static_cast<int>(
+              rng.integer(0, static_cast<int>(p.option_sets[p.option_set_of[v]].size()) - 1)));
+        if (evaluate_independently(p, plan).time.value() <= deadline) {
+          start = plan;
+          break;
+        }
+      }
+      const double start_energy = evaluate_independently(p, start).energy.value();
+      const double want = least_energy_within(all_plans, deadline);
+      for (double seconds : {0.0, 60.0}) {
+        const auto optimum = model.optimum(seconds, start);
+        ASSERT_TRUE(optimum.has_value()) << "trial " << trial;
+        const auto cost = evaluate_independently(p, optimum->assignment);
+        EXPECT_LE(cost.time.value(), deadline * (1 + 1e-9)) << "trial " << trial;
+        EXPECT_LE(cost.energy.value(), start_energy * (1 + 1e-9)) << "trial " << trial;
+        EXPECT_LE(optimum->lower_bound.value(), start_energy * (1 + 1e-9)) << "trial " << trial;
+        EXPECT_LE(optimum->lower_bound.value(), want * (1 + 1e-6)) << "trial " << trial;
+        if (seconds > 0) {
+          EXPECT_TRUE(optimum->proven) << "trial " << trial;
+          EXPECT_NEAR(cost.energy.value(), want, 1e-6 * std::fabs(want)) << "trial " << trial;
+          // The optimum as the start, and no time: it comes back.
+          const auto again = model.optimum(0.0, optimum->assignment);
+          ASSERT_TRUE(again.has_value()) << "trial " << trial;
+          EXPECT_NEAR(evaluate_independently(p, again->assignment).energy.value(), want,
+                      1e-6 * std::fabs(want))
+              << "trial " << trial;
+        }
+      }
+    }
+  }
+}
+
+// A start that misses the deadline, or names options the problem does not have, is refused.
+TEST(DeadlineModel, AMipStartOutsideTheProblemIsRefused) {
+  Rng rng(34);
+  const auto p = make_problem(2, 2, true, 2.0, [&] { return dvfs_like_options(rng, 4); });
+  DeadlineModel model(p, false);
+  std::vector<int> slowest;
+  for (std::size_t v = 0; v < p.dag.nodes.size(); ++v)
+    slowest.push_back(static_cast<int>(p.option_sets[p.option_set_of[v]].size()) - 1);
+  const std::vector<int> fastest(p.dag.nodes.size(), 0);
+  model.set_deadline(evaluate_independently(p, fastest).time * (1 + 1e-12));
+  EXPECT_THROW(model.optimum(1.0, slowest), std::invalid_argument);
+  EXPECT_THROW(model.optimum(1.0, std::vector<int>(fastest.size() - 1, 0)), std::invalid_argument);
+  auto bad = fastest;
+  bad[1] = 99;
+  EXPECT_THROW(model.optimum(1.0, bad), std::invalid_argument);
+  EXPECT_TRUE(model.optimum(1.0, fastest).has_value());
 }
 
 // The LP relaxation convexifies each instruction's options: its durations lie between the fastest

@@ -9,6 +9,8 @@
 
 #include <memory>
 #include <optional>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "kareus/core/units.hpp"
@@ -39,16 +41,29 @@ class DeadlineModel {
   // seconds; nullopt when no plan meets the deadline.
   std::optional<std::vector<double>> relaxed_durations();
   // Branch and cut for `time_limit` seconds; nullopt when no plan meets the deadline or CBC finds
-  // none in time.
-  std::optional<DeadlineOptimum> optimum(double time_limit);
+  // none in time. With a `start` (a plan within the deadline, per node an index into its option
+  // set), CBC begins from it as its incumbent, with its energy as the cutoff, so that its time goes
+  // to proving (raising the bound) rather than to finding a plan: the plan returned is then never
+  // worse than the start (with `convexify`, than the start with each option off its hull run as
+  // the cheapest hull option no slower). `settings` are further CBC command-line options ("-cuts",
+  // "on", ...), given before the solve, for strengthening the bound. Throws std::invalid_argument
+  // when `start` does not fit the problem or misses the deadline.
+  std::optional<DeadlineOptimum> optimum(double time_limit, std::span<const int> start = {},
+                                         std::span<const std::string> settings = {});
 
  private:
+  // Per node, the x column `start` runs (see optimum).
+  std::vector<int> start_columns(std::span<const int> start) const;
+
   struct Lp;
   std::unique_ptr<Lp> lp_;
   std::vector<int> option_of_column_;  // x columns: the option index in its node's set
   std::vector<int> column_begin_;      // node v's x columns: [column_begin_[v], column_begin_[v+1])
   std::vector<double> column_time_;
-  std::vector<double> outside_;  // per node: the longest path through it, its own time excluded
+  std::vector<double> outside_;      // per node: the longest path through it, its own time excluded
+  std::vector<double> column_cost_;  // x columns: time-effective energy e - P t
+  std::vector<int> option_set_of_;   // per node, as in the problem
+  std::vector<std::vector<double>> option_time_;  // per option set, per option: its time
   int makespan_column_ = 0;
 };
 
