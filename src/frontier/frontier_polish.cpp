@@ -135,7 +135,7 @@ class Polisher {
   // (or w itself) exactly when [enter, leave] of u contains that of w.
   struct Tree {
     std::vector<int> parent, depth, enter, leave;
-    std::vector<int> child_begin, children, stack;
+    std::vector<int> child_begin, children, stack, next;  // kept to number again without allocating
 
     void resize(int n) {
       for (auto* v : {&parent, &depth, &enter, &leave}) v->resize(n);
@@ -147,12 +147,11 @@ class Polisher {
       for (int v = 0; v < n; ++v) ++child_begin[parent[v] + 2];
       for (int v = 0; v <= n; ++v) child_begin[v + 1] += child_begin[v];
       children.resize(n);
-      auto fill = child_begin;
-      for (int v = 0; v < n; ++v) children[fill[parent[v] + 1]++] = v;
+      next = child_begin;
+      for (int v = 0; v < n; ++v) children[next[parent[v] + 1]++] = v;
       int clock = 0;
       stack.assign(1, -1);
-      std::vector<int>& next = fill;  // per slot, the next child to visit
-      for (int k = 0; k <= n; ++k) next[k] = child_begin[k];
+      for (int k = 0; k <= n; ++k) next[k] = child_begin[k];  // per slot, the next child to visit
       while (!stack.empty()) {
         const int v = stack.back(), slot = v + 1;
         if (next[slot] < child_begin[slot + 1]) {
@@ -239,16 +238,21 @@ class Polisher {
       double most_freed = 0;
       for (int u : partners_[w]) {
         if (slack(u) > slack_w + rounding || rung_[u] == 0) continue;
-        eligible_.push_back(u);
+        eligible_.push_back({u, -1});
         most_freed = std::max(most_freed, duration(u) - rungs(u).front().time);
       }
       for (int r = rung_[w] + 1; r < static_cast<int>(list.size()); ++r) {
         const double missing = list[r].time - duration(w) - slack_w;
         if (missing > most_freed + rounding) break;  // slower rungs miss more
         const double saving = cost(w) - list[r].cost;
-        for (int u : eligible_) {
-          const int faster = slowest_within(u, duration(u) - missing + rounding);
-          if (rungs(u)[faster].time > duration(u) - missing + rounding) continue;
+        for (auto& [u, faster] : eligible_) {
+          const double window = duration(u) - missing + rounding;
+          // The window shrinks as r grows: the rung that fits moves down from the last one.
+          if (faster < 0)
+            faster = slowest_within(u, window);
+          else
+            while (faster > 0 && rungs(u)[faster].time > window) --faster;
+          if (rungs(u)[faster].time > window) continue;
           const double net = saving - (rungs(u)[faster].cost - cost(u));
           if (net > 0) moves_.push_back({net, w, r, u, faster});
         }
@@ -437,7 +441,9 @@ class Polisher {
       slowed_;  // the last slow_down's moves: (instruction, rung before)
   std::vector<char> touched_;
   std::vector<int> position_;  // position_[v]: v's index in order_
-  std::vector<int> eligible_;  // partners of the instruction being slowed that can make room
+  // Partners of the instruction being slowed that can make room, each with the rung that last fit
+  // (-1: none searched yet).
+  std::vector<std::pair<int, int>> eligible_;
   bool dominators_stale_ = true;
   Tree dominator_tree_, post_dominator_tree_;
 };
