@@ -9,6 +9,7 @@
 #include <future>
 #include <limits>
 #include <numeric>
+#include <span>
 #include <thread>
 
 #include "kareus/core/error.hpp"
@@ -25,14 +26,15 @@ class Polisher {
         max_rounds_(options.max_rounds),
         most_speed_ups_(options.most_speed_ups) {
     const auto& dag = problem.dag;
-    pred_.resize(n_);
-    succ_.resize(n_);
+    std::vector<std::pair<int, Arc>> into, out_of;  // (owner, arc), in the DAG's edge order
     for (const auto& [from, to] : dag.edges) {
       const double delay =
           dag.nodes[from].stage != dag.nodes[to].stage ? problem.transfer.value() : 0.0;
-      pred_[to].push_back({from, delay});
-      succ_[from].push_back({to, delay});
+      into.push_back({to, {from, delay}});
+      out_of.push_back({from, {to, delay}});
     }
+    pred_.build(n_, into);
+    succ_.build(n_, out_of);
     const double p = problem.p_blocking.value();
     for (const auto& set : problem.option_sets) {
       // Time-effective energy e - P t: with the iteration time fixed, the energy is its sum plus a
@@ -48,6 +50,7 @@ class Polisher {
         if (kept.empty() || cost(i) < kept.back().cost)
           kept.push_back({set[i].time.value(), cost(i), i});
     }
+    for (int v = 0; v < n_; ++v) rungs_of_.push_back(&pareto_[problem.option_set_of[v]]);
     // Partners: instructions that share many paths with v, so that speeding one up can make room
     // for slowing the other down.
     partners_.resize(n_);
@@ -82,14 +85,15 @@ class Polisher {
   // Lowers the plan's time-effective energy with its longest path kept within `deadline`.
   void polish(std::vector<int>& plan, double deadline) {
     rung_.resize(n_);
+    duration_.resize(n_);
     for (int v = 0; v < n_; ++v) {
       const auto& list = rungs(v);
-      rung_[v] = static_cast<int>(std::find_if(list.begin(), list.end(),
-                                               [&](const Rung& r) { return r.option == plan[v]; }) -
-                                  list.begin());
+      const int r =
+          static_cast<int>(std::find_if(list.begin(), list.end(),
+                                        [&](const Rung& rung) { return rung.option == plan[v]; }) -
+                           list.begin());
       // An option some other one beats in time and cost: start from that one instead.
-      if (rung_[v] == static_cast<int>(list.size()))
-        rung_[v] = slowest_within(v, duration_of(plan, v));
+      set_rung(v, r == static_cast<int>(list.size()) ? slowest_within(v, duration_of(plan, v)) : r);
     }
     for (int round = 0; round < max_rounds_; ++round) {
       const bool slowed = slow_down(deadline);
@@ -105,11 +109,33 @@ class Polisher {
     double cost;
     int option;
   };
+  struct Arc {
+    int node;
+    double delay;  // transfer time on the edge
+  };
+  // Arcs by owner in compressed rows: the passes over the DAG read them in one sweep.
+  struct Adjacency {
+    std::vector<int> begin;
+    std::vector<Arc> arcs;
+
+    // `arcs_by_owner`: (owner, arc); each owner's arcs keep their order.
+    void build(int n, const std::vector<std::pair<int, Arc>>& arcs_by_owner) {
+      begin.assign(n + 1, 0);
+      for (const auto& entry : arcs_by_owner) ++begin[entry.first + 1];
+      for (int v = 0; v < n; ++v) begin[v + 1] += begin[v];
+      arcs.resize(arcs_by_owner.size());
+      auto fill = begin;
+      for (const auto& [owner, arc] : arcs_by_owner) arcs[fill[owner]++] = arc;
+    }
+    std::span<const Arc> operator[](int v) const {
+      return {arcs.data() + begin[v], arcs.data() + begin[v + 1]};
+    }
+  };
   // A forest by parent links, numbered in depth-first order so that u is an ancestor of w
   // (or w itself) exactly when [enter, leave] of u contains that of w.
   struct Tree {
     std::vector<int> parent, depth, enter, leave;
-    std::vector<int> child_begin, children, stack;
+    std::vector<int> child_begin, children, stack, next;  // kept to number again without allocating
 
     void resize(int n) {
       for (auto* v : {&parent, &depth, &enter, &leave}) v->resize(n);
@@ -121,12 +147,11 @@ class Polisher {
       for (int v = 0; v < n; ++v) ++child_begin[parent[v] + 2];
       for (int v = 0; v <= n; ++v) child_begin[v + 1] += child_begin[v];
       children.resize(n);
-      auto fill = child_begin;
-      for (int v = 0; v < n; ++v) children[fill[parent[v] + 1]++] = v;
+      next = child_begin;
+      for (int v = 0; v < n; ++v) children[next[parent[v] + 1]++] = v;
       int clock = 0;
       stack.assign(1, -1);
-      std::vector<int>& next = fill;  // per slot, the next child to visit
-      for (int k = 0; k <= n; ++k) next[k] = child_begin[k];
+      for (int k = 0; k <= n; ++k) next[k] = child_begin[k];  // per slot, the next child to visit
       while (!stack.empty()) {
         const int v = stack.back(), slot = v + 1;
         if (next[slot] < child_begin[slot + 1]) {
@@ -146,8 +171,13 @@ class Polisher {
     int slower, slower_rung, faster, faster_rung;
   };
 
-  const std::vector<Rung>& rungs(int v) const { return pareto_[problem_.option_set_of[v]]; }
-  double duration(int v) const { return rungs(v)[rung_[v]].time; }
+  const std::vector<Rung>& rungs(int v) const { return *rungs_of_[v]; }
+  // The passes over the DAG read durations far more often than rungs change: kept per node.
+  double duration(int v) const { return duration_[v]; }
+  void set_rung(int v, int r) {
+    rung_[v] = r;
+    duration_[v] = rungs(v)[r].time;
+  }
   double cost(int v) const { return rungs(v)[rung_[v]].cost; }
   double duration_of(const std::vector<int>& plan, int v) const {
     return problem_.option_sets[problem_.option_set_of[v]][plan[v]].time.value();
@@ -160,17 +190,18 @@ class Polisher {
     return std::max(0, static_cast<int>(it - list.begin()) - 1);
   }
 
-  double longest_path() {
-    double makespan = 0;
-    for (int v : order_) makespan = std::max(makespan, earliest_start(v) + duration(v));
-    return makespan;
+  // The earliest starts from position `from` of order_ on; those before it must be exact already.
+  void earliest_starts(int from = 0) {
+    for (int k = from; k < n_; ++k) earliest_start(order_[k]);
   }
 
   // Every instruction to its cheapest option that fits between its predecessors' finishes and
-  // its successors' latest starts, last ones first. True when one moved.
-  // `held` (if any) keeps its option.
-  bool slow_down(double deadline, int held = -1) {
-    longest_path();
+  // its successors' latest starts, last ones first. True when one moved; each move is logged in
+  // slowed_ as (instruction, its rung before). `held` (if any) keeps its option; the earliest
+  // starts before position `from` must be exact.
+  bool slow_down(double deadline, int held = -1, int from = 0) {
+    earliest_starts(from);
+    slowed_.clear();
     bool moved = false;
     for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
       const int v = *it;
@@ -178,7 +209,8 @@ class Polisher {
       for (const auto& [w, delay] : succ_[v]) finish = std::min(finish, latest_start_[w] - delay);
       const int r = slowest_within(v, finish - start_[v]);
       if (r > rung_[v] && v != held) {
-        rung_[v] = r;
+        slowed_.push_back({v, rung_[v]});
+        set_rung(v, r);
         moved = true;
       }
       latest_start_[v] = finish - duration(v);
@@ -189,8 +221,8 @@ class Polisher {
   // Pair moves by saving, largest first, each instruction in at most one per round. True when one
   // was taken.
   bool pair_moves(double deadline) {
-    longest_path();
-    tails();
+    earliest_starts();
+    tails(n_ - 1);
     const double rounding = 1e-9 * deadline;
     dominators_stale_ = true;
     missed_.clear();
@@ -206,16 +238,21 @@ class Polisher {
       double most_freed = 0;
       for (int u : partners_[w]) {
         if (slack(u) > slack_w + rounding || rung_[u] == 0) continue;
-        eligible_.push_back(u);
+        eligible_.push_back({u, -1});
         most_freed = std::max(most_freed, duration(u) - rungs(u).front().time);
       }
       for (int r = rung_[w] + 1; r < static_cast<int>(list.size()); ++r) {
         const double missing = list[r].time - duration(w) - slack_w;
         if (missing > most_freed + rounding) break;  // slower rungs miss more
         const double saving = cost(w) - list[r].cost;
-        for (int u : eligible_) {
-          const int faster = slowest_within(u, duration(u) - missing + rounding);
-          if (rungs(u)[faster].time > duration(u) - missing + rounding) continue;
+        for (auto& [u, faster] : eligible_) {
+          const double window = duration(u) - missing + rounding;
+          // The window shrinks as r grows: the rung that fits moves down from the last one.
+          if (faster < 0)
+            faster = slowest_within(u, window);
+          else
+            while (faster > 0 && rungs(u)[faster].time > window) --faster;
+          if (rungs(u)[faster].time > window) continue;
           const double net = saving - (rungs(u)[faster].cost - cost(u));
           if (net > 0) moves_.push_back({net, w, r, u, faster});
         }
@@ -253,24 +290,36 @@ class Polisher {
   // its faster option, all others are slowed into the room (slow_down with it held), and the
   // result is kept when the total falls; at most PolishOptions::most_speed_ups tries per round, so
   // a round stays linear in the DAG's size. True when one was kept.
+  // A try changes the earliest starts only after its partner, and the total only when kept: both
+  // are carried from try to try (pair_moves leaves the starts exact).
   bool speed_ups(double deadline) {
     bool moved = false;
     int tried = 0;
     tried_rung_.assign(n_, -1);
+    double total = total_cost();
+    int exact = n_;  // the earliest starts at positions below it are exact
     for (const auto& m : missed_) {
       if (tried == most_speed_ups_) break;
       // Already as fast (an earlier speed-up moved it), or this speed-up was just tried.
       if (rung_[m.faster] <= m.faster_rung || tried_rung_[m.faster] == m.faster_rung) continue;
       tried_rung_[m.faster] = m.faster_rung;
       ++tried;
-      const double before = total_cost();
-      saved_rung_ = rung_;
-      rung_[m.faster] = m.faster_rung;
-      slow_down(deadline, m.faster);
-      if (total_cost() < before - 1e-12 * std::fabs(before))
+      const int was = rung_[m.faster], at = position_[m.faster];
+      set_rung(m.faster, m.faster_rung);
+      slow_down(deadline, m.faster, std::min(exact, at + 1));
+      // The starts were computed before the slow-downs, from the partner's new rung on.
+      const double after = total_cost();
+      if (after < total - 1e-12 * std::fabs(total)) {
         moved = true;
-      else
-        rung_.swap(saved_rung_);
+        total = after;
+        exact = n_;
+        for (const auto& [v, r] : slowed_) exact = std::min(exact, position_[v] + 1);
+      } else {
+        for (auto it = slowed_.rbegin(); it != slowed_.rend(); ++it)
+          set_rung(it->first, it->second);
+        set_rung(m.faster, was);
+        exact = at + 1;
+      }
     }
     return moved;
   }
@@ -288,8 +337,8 @@ class Polisher {
   // it does not fit, everything is restored and the result is false.
   bool try_move(int a, int ra, int b, int rb, double deadline) {
     const int a_was = rung_[a], b_was = rung_[b];
-    rung_[a] = ra;
-    rung_[b] = rb;
+    set_rung(a, ra);
+    set_rung(b, rb);
     const int first = std::min(position_[a], position_[b]);
     const int last = std::max(position_[a], position_[b]);
     const double rounding = 1e-9 * deadline;
@@ -303,12 +352,12 @@ class Polisher {
     if (fits) {
       // Few moves fit: keeping the tails (and, when next needed, the dominators) exact costs little
       // and rules out no move.
-      tails();
+      tails(last);
       dominators_stale_ = true;
       return true;
     }
-    rung_[a] = a_was;
-    rung_[b] = b_was;
+    set_rung(a, a_was);
+    set_rung(b, b_was);
     for (int j = first; j < k; ++j) earliest_start(order_[j]);
     return false;
   }
@@ -354,10 +403,12 @@ class Polisher {
     return false;
   }
 
-  // Longest path from each instruction's end to the iteration's.
-  void tails() {
-    for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
-      const int v = *it;
+  // Longest path from each instruction's end to the iteration's, for those at `last` and before
+  // in order_: a tail depends on later instructions' durations alone, so past the last one whose
+  // duration changed, the tails stand.
+  void tails(int last) {
+    for (int k = last; k >= 0; --k) {
+      const int v = order_[k];
       double tail = 0;
       for (const auto& [w, delay] : succ_[v]) tail = std::max(tail, delay + duration(w) + tail_[w]);
       tail_[v] = tail;
@@ -376,17 +427,23 @@ class Polisher {
   std::vector<int> order_;
   int max_rounds_;
   int most_speed_ups_;
-  std::vector<std::vector<std::pair<int, double>>> pred_, succ_;  // (node, transfer delay)
+  Adjacency pred_, succ_;
   std::vector<std::vector<Rung>> pareto_;  // per option set: time increasing, cost decreasing
   std::vector<std::vector<int>> partners_;
-  std::vector<int> rung_;  // per node: its option's index in its set's pareto_
+  std::vector<const std::vector<Rung>*> rungs_of_;  // per node: its set's pareto_
+  std::vector<int> rung_;         // per node: its option's index in its set's pareto_
+  std::vector<double> duration_;  // per node: its rung's time
   std::vector<double> start_, tail_, latest_start_;
   std::vector<Move> moves_;
   std::vector<Move> missed_;  // pair moves that did not fit this round, largest saving first
-  std::vector<int> tried_rung_, saved_rung_;
+  std::vector<int> tried_rung_;
+  std::vector<std::pair<int, int>>
+      slowed_;  // the last slow_down's moves: (instruction, rung before)
   std::vector<char> touched_;
   std::vector<int> position_;  // position_[v]: v's index in order_
-  std::vector<int> eligible_;  // partners of the instruction being slowed that can make room
+  // Partners of the instruction being slowed that can make room, each with the rung that last fit
+  // (-1: none searched yet).
+  std::vector<std::pair<int, int>> eligible_;
   bool dominators_stale_ = true;
   Tree dominator_tree_, post_dominator_tree_;
 };

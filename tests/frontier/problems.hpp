@@ -108,6 +108,15 @@ inline std::vector<ExecutionOption> convex_unit_options(Rng& rng, double p_block
   return options;
 }
 
+// Every instruction at a uniformly drawn option of its set.
+inline std::vector<int> random_plan(Rng& rng, const PipelineProblem& p) {
+  std::vector<int> plan;
+  for (int set : p.option_set_of)
+    plan.push_back(
+        static_cast<int>(rng.integer(0, static_cast<std::int64_t>(p.option_sets[set].size()) - 1)));
+  return plan;
+}
+
 // Brute force enumerates options^instructions plans: keep that below about 3e5.
 inline int max_options(int stages, int microbatches) {
   return std::clamp(static_cast<int>(std::pow(3e5, 1.0 / (2 * stages * microbatches))), 2, 4);
