@@ -225,5 +225,45 @@ TEST(PipelineSolveCli, SelectionPolishesThePlanItPicks) {
   EXPECT_TRUE(both.out.empty());
 }
 
+// --milp-nodes refines a --deadline selection by CBC from it (deadline_refine.hpp): at GPT-3 x 12,
+// 10 % of the way from the fastest time, 5 nodes find a cheaper plan within the deadline (so a
+// flag that skipped the refinement fails here), and a second run prints the same document but for
+// the timings. Bad input: a negative count, or a count without a deadline.
+TEST(PipelineSolveCli, MilpNodesRefineTheDeadlineSelection) {
+  const std::string base =
+      "--stage-profile '" + kProfile + "' --microbatches 12 --p-blocking 70.38 --json";
+  const auto solve = [&](const std::string& extra) {
+    const auto r = run(base + " " + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return JsonDocument::parse(r.out, "stdout");
+  };
+  const auto plain = solve("");
+  const auto frontier = plain.root().at("frontier");
+  const double fastest = frontier.at(0).number("time_s");
+  const double slowest = frontier.at(frontier.size() - 1).number("time_s");
+  const std::string deadline = "--deadline " + format_number(fastest + 0.1 * (slowest - fastest));
+  const auto polished = solve(deadline);
+  const auto refined = solve(deadline + " --milp-nodes 5");
+  const auto before = polished.root().at("selected");
+  const auto after = refined.root().at("selected");
+  EXPECT_LE(after.number("time_s"), after.number("deadline_s"));
+  EXPECT_LT(after.number("energy_j"), before.number("energy_j"));
+  EXPECT_EQ(after.integer("point"), before.integer("point"));
+  const auto refinement = after.at("milp_refinement");
+  EXPECT_EQ(refinement.integer("max_nodes"), 5);
+  EXPECT_TRUE(refinement.at("improved").as_bool());
+  EXPECT_FALSE(refinement.at("time_capped").as_bool());
+  EXPECT_GT(refinement.number("time_s"), 0.0);
+  EXPECT_FALSE(before.contains("milp_refinement"));
+
+  const auto again = solve(deadline + " --milp-nodes 5");
+  EXPECT_EQ(again.root().at("selected").number("energy_j"), after.number("energy_j"));
+  EXPECT_EQ(again.root().at("selected").at("plan").raw(), after.at("plan").raw());
+
+  expect_rejected(base + " " + deadline + " --milp-nodes -1",
+                  {"command line: --milp-nodes = -1", ">= 0"});
+  expect_rejected(base + " --milp-nodes 5", {"command line: --milp-nodes = 5", "--deadline"});
+}
+
 }  // namespace
 }  // namespace kareus
