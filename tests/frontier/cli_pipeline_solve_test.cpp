@@ -165,14 +165,20 @@ TEST(PipelineSolveCli, TransfersLengthenEveryPathBetweenStages) {
 // --deadline / --energy-budget select a plan polished at the bound (frontier_polish.hpp), as
 // `kareus plan` does: never worse than the frontier's own choice, and cheaper at some deadlines (so
 // a selection that skipped the polish fails here). The selected point is one of the printed ones.
+// The selection tests' case: GPT-3 x 12 on the A40 profile.
+const std::string kSelectionCase =
+    "--stage-profile '" + kProfile + "' --microbatches 12 --p-blocking 70.38";
+
+// The --json document of kSelectionCase with `extra` flags, which must succeed.
+JsonDocument solve_selection(const std::string& extra) {
+  const auto r = run(kSelectionCase + " --json " + extra);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return JsonDocument::parse(r.out, "stdout");
+}
+
 TEST(PipelineSolveCli, SelectionPolishesThePlanItPicks) {
-  const std::string base =
-      "--stage-profile '" + kProfile + "' --microbatches 12 --p-blocking 70.38";
-  const auto solve = [&](const std::string& extra) {
-    const auto r = run(base + " --json " + extra);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return JsonDocument::parse(r.out, "stdout");
-  };
+  const std::string& base = kSelectionCase;
+  const auto& solve = solve_selection;
   const auto plain = solve("");
   const auto frontier = plain.root().at("frontier");
   const double fastest = frontier.at(0).number("time_s");
@@ -230,13 +236,7 @@ TEST(PipelineSolveCli, SelectionPolishesThePlanItPicks) {
 // flag that skipped the refinement fails here), and a second run prints the same document but for
 // the timings. Bad input: a negative count, or a count without a deadline.
 TEST(PipelineSolveCli, MilpNodesRefineTheDeadlineSelection) {
-  const std::string base =
-      "--stage-profile '" + kProfile + "' --microbatches 12 --p-blocking 70.38 --json";
-  const auto solve = [&](const std::string& extra) {
-    const auto r = run(base + " " + extra);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return JsonDocument::parse(r.out, "stdout");
-  };
+  const auto& solve = solve_selection;
   const auto plain = solve("");
   const auto frontier = plain.root().at("frontier");
   const double fastest = frontier.at(0).number("time_s");
@@ -260,9 +260,10 @@ TEST(PipelineSolveCli, MilpNodesRefineTheDeadlineSelection) {
   EXPECT_EQ(again.root().at("selected").number("energy_j"), after.number("energy_j"));
   EXPECT_EQ(again.root().at("selected").at("plan").raw(), after.at("plan").raw());
 
-  expect_rejected(base + " " + deadline + " --milp-nodes -1",
+  expect_rejected(kSelectionCase + " " + deadline + " --milp-nodes -1",
                   {"command line: --milp-nodes = -1", ">= 0"});
-  expect_rejected(base + " --milp-nodes 5", {"command line: --milp-nodes = 5", "--deadline"});
+  expect_rejected(kSelectionCase + " --milp-nodes 5",
+                  {"command line: --milp-nodes = 5", "--deadline"});
 }
 
 }  // namespace
