@@ -11,6 +11,7 @@
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/core/table.hpp"
+#include "kareus/frontier/deadline_refine.hpp"
 #include "kareus/frontier/frontier_polish.hpp"
 #include "kareus/frontier/pipeline_solver.hpp"
 #include "kareus/frontier/stage_profile.hpp"
@@ -27,6 +28,7 @@ struct PipelineSolveFlags {
   double transfer_ms = 0.0;
   std::optional<double> deadline_s;
   std::optional<double> energy_budget_j;
+  int milp_nodes = 0;
   bool plan = false;
   bool json = false;
 };
@@ -45,7 +47,17 @@ struct Solved {
   std::string selection;
   // The selection's polish runs after the solve, so the solver's solve_time_s leaves it out.
   double selection_polish_seconds = 0;
+  // With --milp-nodes: the selected plan refined by CBC (deadline_refine.hpp); selected_plan is
+  // then its plan.
+  std::optional<frontier::DeadlineRefinement> refinement;
 };
+
+// The selected plan's time and energy: its frontier point's, or the refined plan's.
+frontier::PlanCost selected_cost(const Solved& s) {
+  if (s.refinement) return s.refinement->cost;
+  const auto& p = s.points[*s.selected];
+  return {p.time, p.energy};
+}
 
 // Per stage, "F3@1740" style entries in 1F1B order.
 std::vector<std::vector<std::pair<std::string, double>>> stage_clocks(
@@ -107,6 +119,11 @@ void select_point(const PipelineSolveFlags& f, Solved& s) {
     if (meets && (f.deadline_s || !s.selected)) s.selected = i;
   }
   s.selected_plan = s.result.assignment(points[*s.selected].first);
+  if (f.deadline_s && f.milp_nodes > 0) {
+    s.refinement = frontier::refine_within_deadline(s.problem, s.selected_plan,
+                                                    Seconds(*f.deadline_s), f.milp_nodes);
+    s.selected_plan = s.refinement->assignment;
+  }
 }
 
 std::string clock_lines(const Solved& s, const std::vector<int>& plan) {
@@ -149,10 +166,17 @@ std::string format_report(const PipelineSolveFlags& f, const Solved& s) {
   }
   if (s.selected) {
     const auto& p = s.points[*s.selected];
+    const auto cost = selected_cost(s);
+    // A refined plan is no frontier point: name the point it started from.
+    const std::string what =
+        s.refinement ? fmt::format(
+                           "polished at it, refined by CBC in {} nodes ({:.2f} s)): from point {}, "
+                           "{:.2f} J, to",
+                           f.milp_nodes, s.refinement->seconds, *s.selected, p.energy.value())
+                     : fmt::format("polished at it): point {},", *s.selected);
     out += fmt::format(
-        "\nselected ({}, polished at it): point {}, {:.4f} s, {:.2f} J; clocks (MHz), per stage "
-        "in 1F1B order:\n",
-        s.selection, *s.selected, p.time.value(), p.energy.value());
+        "\nselected ({}, {} {:.4f} s, {:.2f} J; clocks (MHz), per stage in 1F1B order:\n",
+        s.selection, what, cost.time.value(), cost.energy.value());
     out += clock_lines(s, s.selected_plan);
   }
   return out;
@@ -180,14 +204,19 @@ Json to_json(const PipelineSolveFlags& f, const Solved& s) {
   }
   doc["frontier"] = points;
   if (s.selected) {
-    const auto& p = s.points[*s.selected];
+    const auto cost = selected_cost(s);
     Json selected{{"point", *s.selected},
-                  {"time_s", p.time.value()},
-                  {"energy_j", p.energy.value()},
+                  {"time_s", cost.time.value()},
+                  {"energy_j", cost.energy.value()},
                   {"polish_time_s", s.selection_polish_seconds},
                   {"plan", plan_json(s, s.selected_plan)}};
     if (f.deadline_s) selected["deadline_s"] = *f.deadline_s;
     if (f.energy_budget_j) selected["energy_budget_j"] = *f.energy_budget_j;
+    if (s.refinement)
+      selected["milp_refinement"] = {{"max_nodes", f.milp_nodes},
+                                     {"improved", s.refinement->improved},
+                                     {"time_capped", s.refinement->time_capped},
+                                     {"time_s", s.refinement->seconds}};
     doc["selected"] = selected;
   }
   return doc;
@@ -221,6 +250,11 @@ void register_pipeline_solve_command(CLI::App& app) {
       "--energy-budget", flags->energy_budget_j,
       "Select the fastest plan within this energy per iteration (J), polished at it");
   deadline->excludes(budget);
+  cmd->add_option("--milp-nodes", flags->milp_nodes,
+                  "With --deadline: refine the selected plan by CBC's branch and cut on the exact "
+                  "MILP, from the plan, for at most this many nodes (0: off); never costlier, same "
+                  "result every run")
+      ->capture_default_str();
   cmd->add_flag("--plan", flags->plan, "Also print every instruction's clock per point");
   cmd->add_flag("--json", flags->json, "Print one JSON document");
   cmd->callback([flags] {
@@ -239,6 +273,10 @@ void register_pipeline_solve_command(CLI::App& app) {
       require(*flags->deadline_s > 0 && std::isfinite(*flags->deadline_s), "command line",
               "--deadline", format_number(*flags->deadline_s),
               "must be a positive number of seconds, at least the fastest iteration time");
+    require(flags->milp_nodes >= 0, "command line", "--milp-nodes",
+            std::to_string(flags->milp_nodes), "must be a node count >= 0 (0: no refinement)");
+    require(flags->milp_nodes == 0 || flags->deadline_s, "command line", "--milp-nodes",
+            std::to_string(flags->milp_nodes), "refines a --deadline selection; give --deadline");
     if (flags->energy_budget_j)
       require(*flags->energy_budget_j > 0 && std::isfinite(*flags->energy_budget_j), "command line",
               "--energy-budget", format_number(*flags->energy_budget_j),

@@ -253,6 +253,7 @@ std::optional<DeadlineOptimum> DeadlineModel::optimum(double time_limit, std::sp
     for (int c = column_begin_[v]; c < column_begin_[v + 1]; ++c)
       if (x[c] > 0.5) result.assignment[v] = option_of_column_[c];
   result.proven = model.isProvenOptimal();
+  result.time_limit_reached = model.isSecondsLimitReached();
   result.lower_bound =
       Joules(result.proven ? model.getObjValue() : model.getBestPossibleObjValue());
   return result;

@@ -165,14 +165,20 @@ TEST(PipelineSolveCli, TransfersLengthenEveryPathBetweenStages) {
 // --deadline / --energy-budget select a plan polished at the bound (frontier_polish.hpp), as
 // `kareus plan` does: never worse than the frontier's own choice, and cheaper at some deadlines (so
 // a selection that skipped the polish fails here). The selected point is one of the printed ones.
+// The selection tests' case: GPT-3 x 12 on the A40 profile.
+const std::string kSelectionCase =
+    "--stage-profile '" + kProfile + "' --microbatches 12 --p-blocking 70.38";
+
+// The --json document of kSelectionCase with `extra` flags, which must succeed.
+JsonDocument solve_selection(const std::string& extra) {
+  const auto r = run(kSelectionCase + " --json " + extra);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return JsonDocument::parse(r.out, "stdout");
+}
+
 TEST(PipelineSolveCli, SelectionPolishesThePlanItPicks) {
-  const std::string base =
-      "--stage-profile '" + kProfile + "' --microbatches 12 --p-blocking 70.38";
-  const auto solve = [&](const std::string& extra) {
-    const auto r = run(base + " --json " + extra);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return JsonDocument::parse(r.out, "stdout");
-  };
+  const std::string& base = kSelectionCase;
+  const auto& solve = solve_selection;
   const auto plain = solve("");
   const auto frontier = plain.root().at("frontier");
   const double fastest = frontier.at(0).number("time_s");
@@ -223,6 +229,41 @@ TEST(PipelineSolveCli, SelectionPolishesThePlanItPicks) {
   const auto both = run(base + " --deadline 8 --energy-budget 11000");
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_TRUE(both.out.empty());
+}
+
+// --milp-nodes refines a --deadline selection by CBC from it (deadline_refine.hpp): at GPT-3 x 12,
+// 10 % of the way from the fastest time, 5 nodes find a cheaper plan within the deadline (so a
+// flag that skipped the refinement fails here), and a second run prints the same document but for
+// the timings. Bad input: a negative count, or a count without a deadline.
+TEST(PipelineSolveCli, MilpNodesRefineTheDeadlineSelection) {
+  const auto& solve = solve_selection;
+  const auto plain = solve("");
+  const auto frontier = plain.root().at("frontier");
+  const double fastest = frontier.at(0).number("time_s");
+  const double slowest = frontier.at(frontier.size() - 1).number("time_s");
+  const std::string deadline = "--deadline " + format_number(fastest + 0.1 * (slowest - fastest));
+  const auto polished = solve(deadline);
+  const auto refined = solve(deadline + " --milp-nodes 5");
+  const auto before = polished.root().at("selected");
+  const auto after = refined.root().at("selected");
+  EXPECT_LE(after.number("time_s"), after.number("deadline_s"));
+  EXPECT_LT(after.number("energy_j"), before.number("energy_j"));
+  EXPECT_EQ(after.integer("point"), before.integer("point"));
+  const auto refinement = after.at("milp_refinement");
+  EXPECT_EQ(refinement.integer("max_nodes"), 5);
+  EXPECT_TRUE(refinement.at("improved").as_bool());
+  EXPECT_FALSE(refinement.at("time_capped").as_bool());
+  EXPECT_GT(refinement.number("time_s"), 0.0);
+  EXPECT_FALSE(before.contains("milp_refinement"));
+
+  const auto again = solve(deadline + " --milp-nodes 5");
+  EXPECT_EQ(again.root().at("selected").number("energy_j"), after.number("energy_j"));
+  EXPECT_EQ(again.root().at("selected").at("plan").raw(), after.at("plan").raw());
+
+  expect_rejected(kSelectionCase + " " + deadline + " --milp-nodes -1",
+                  {"command line: --milp-nodes = -1", ">= 0"});
+  expect_rejected(kSelectionCase + " --milp-nodes 5",
+                  {"command line: --milp-nodes = 5", "--deadline"});
 }
 
 }  // namespace

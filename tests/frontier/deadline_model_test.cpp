@@ -11,25 +11,13 @@ namespace {
 
 using namespace test;
 
-// Up to 3 x 3 with DVFS-like options, shared per stage and direction or per instruction, with
-// and without a transfer between stages.
-PipelineProblem random_problem(Rng& rng, int trial) {
-  const int stages = static_cast<int>(rng.integer(1, 3));
-  const int microbatches = static_cast<int>(rng.integer(1, 3));
-  const int count = max_options(stages, microbatches);
-  auto p = make_problem(stages, microbatches, trial % 3 != 0, rng.uniform(0.0, 5.0),
-                        [&] { return dvfs_like_options(rng, count); });
-  if (trial % 2 == 1) p.transfer = Seconds(rng.uniform(0.0, 0.5));
-  return p;
-}
-
 // The MILP is the reference optimum of the benchmarks: check it against enumerating every plan,
 // at the fastest time (where slack is scarcest) and at deadlines across the frontier, on DAGs
 // whose microbatches differ (per-instruction options), so that many paths are near-critical.
 TEST(DeadlineModel, MilpOptimumIsTheBruteForceLeastEnergyWithinTheDeadline) {
   Rng rng(31);
   for (int trial = 0; trial < 40; ++trial) {
-    const auto p = random_problem(rng, trial);
+    const auto p = random_deadline_problem(rng, trial);
     const auto all_plans = brute_force(p);
     DeadlineModel model(p, false);
     const double fastest = all_plans.fastest().time.value();
@@ -59,27 +47,15 @@ TEST(DeadlineModel, MilpOptimumIsTheBruteForceLeastEnergyWithinTheDeadline) {
 TEST(DeadlineModel, AMipStartIsNeverBeatenByTheReturnedPlanOrBound) {
   Rng rng(33);
   for (int trial = 0; trial < 30; ++trial) {
-    const auto p = random_problem(rng, trial);
+    const auto p = random_deadline_problem(rng, trial);
     const auto all_plans = brute_force(p);
     DeadlineModel model(p, false);
     const double fastest = all_plans.fastest().time.value();
     const double slowest = all_plans.min_energy().time.value();
-    const std::vector<int> all_fastest(p.dag.nodes.size(), 0);  // dvfs-like: fastest first
     for (double f : {0.0, 0.3, 1.0}) {
       const double deadline = (fastest + f * (slowest - fastest)) * (1 + 1e-12);
       model.set_deadline(Seconds(deadline));
-      // A random plan within the deadline (the fastest one when ten draws miss it).
-      std::vector<int> start = all_fastest;
-      for (int draw = 0; draw < 10; ++draw) {
-        std::vector<int> plan;
-        for (std::size_t v = 0; v < p.dag.nodes.size(); ++v)
-          plan.push_back(static_cast<int>(
-              rng.integer(0, static_cast<int>(p.option_sets[p.option_set_of[v]].size()) - 1)));
-        if (evaluate_independently(p, plan).time.value() <= deadline) {
-          start = plan;
-          break;
-        }
-      }
+      const auto start = random_plan_within(rng, p, deadline);
       const double start_energy = evaluate_independently(p, start).energy.value();
       const double want = least_energy_within(all_plans, deadline);
       for (double seconds : {0.0, 60.0}) {

@@ -138,4 +138,29 @@ inline std::vector<ExecutionOption> dvfs_like_options(Rng& rng, int max_count) {
   return options;
 }
 
+// Up to 3 x 3 with DVFS-like options, shared per stage and direction or per instruction, with
+// and without a transfer between stages: small enough to enumerate, for the MILP's tests.
+inline PipelineProblem random_deadline_problem(Rng& rng, int trial) {
+  const int stages = static_cast<int>(rng.integer(1, 3));
+  const int microbatches = static_cast<int>(rng.integer(1, 3));
+  const int count = max_options(stages, microbatches);
+  auto p = make_problem(stages, microbatches, trial % 3 != 0, rng.uniform(0.0, 5.0),
+                        [&] { return dvfs_like_options(rng, count); });
+  if (trial % 2 == 1) p.transfer = Seconds(rng.uniform(0.0, 0.5));
+  return p;
+}
+
+// A random plan within `deadline`; the all-fastest one (option 0 with DVFS-like options) when ten
+// draws miss it.
+inline std::vector<int> random_plan_within(Rng& rng, const PipelineProblem& p, double deadline) {
+  for (int draw = 0; draw < 10; ++draw) {
+    std::vector<int> plan;
+    for (std::size_t v = 0; v < p.dag.nodes.size(); ++v)
+      plan.push_back(static_cast<int>(
+          rng.integer(0, static_cast<int>(p.option_sets[p.option_set_of[v]].size()) - 1)));
+    if (evaluate_independently(p, plan).time.value() <= deadline) return plan;
+  }
+  return std::vector<int>(p.dag.nodes.size(), 0);
+}
+
 }  // namespace kareus::frontier::test

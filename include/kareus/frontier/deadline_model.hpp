@@ -23,7 +23,8 @@ namespace kareus::frontier {
 struct DeadlineOptimum {
   std::vector<int> assignment;  // the best plan found, per node an index into its option set
   Joules lower_bound;
-  bool proven = false;  // `assignment` is optimal (to CBC's default gap tolerances)
+  bool proven = false;              // `assignment` is optimal (to CBC's default gap tolerances)
+  bool time_limit_reached = false;  // CBC stopped at its time limit (not at a node limit)
 };
 
 class DeadlineModel {
