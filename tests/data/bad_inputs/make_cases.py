@@ -245,6 +245,10 @@ case("psolve_p_blocking", "pipeline-solve --stage-profile {dir}/s.csv --microbat
 case("psolve_unit_time", PS + " --unit-time-ms {v}", "{v}", files=SF,
      values=["0", "nan", "-1"])
 case("psolve_transfer", PS + " --transfer-ms {v}", "{v}", files=SF, values=["nan", "-1"])
+case("psolve_milp_nodes", PS + " --deadline 1 --milp-nodes {v}", ["--milp-nodes", "{v}"], files=SF,
+     values=["-1", "abc", "1.5", "99999999999"])
+case("psolve_milp_nodes_without_deadline", PS + " --milp-nodes 5", ["--milp-nodes", "--deadline"],
+     files=SF)
 stage_bad = {
     "missing_column": "stage,instruction,frequency,time\n0,forward,1410,0.1\n",
     "duplicate_column": "stage,instruction,frequency,time,energy,energy\n0,forward,1410,0.1,1,2\n",
