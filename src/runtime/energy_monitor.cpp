@@ -6,6 +6,7 @@
 
 #include "kareus/core/error.hpp"
 #include "kareus/nvml/nvml_api.h"
+#include "quiet_thread.hpp"
 
 namespace kareus::runtime {
 
@@ -30,7 +31,7 @@ EnergyMonitor::EnergyMonitor(std::shared_ptr<const nvml::Nvml> nvml, std::vector
     last_power_.push_back(integrated ? nvml_->power(gpu) : Watts(0));
   }
   last_sample_ = Clock::now();
-  if (any_integrated) sampler_ = std::thread([this] { sample_loop(); });
+  if (any_integrated) sampler_ = quiet_thread([this] { sample_loop(); });
 }
 
 EnergyMonitor::~EnergyMonitor() {

@@ -8,6 +8,7 @@
 
 #include "kareus/core/error.hpp"
 #include "kareus/runtime/job_check.hpp"
+#include "quiet_thread.hpp"
 #include "restore_on_signal.hpp"
 
 namespace kareus::runtime {
@@ -89,7 +90,7 @@ FrequencyController::FrequencyController(const Schedule& schedule, int stage,
       throw;
     }
   }
-  worker_ = std::thread([this] { worker_loop(); });
+  worker_ = quiet_thread([this] { worker_loop(); });
   try {
     register_for_restore(this, options_.restore_on_signals);
   } catch (...) {

@@ -12,6 +12,7 @@
 
 #include "kareus/core/error.hpp"
 #include "kareus/runtime/frequency_controller.hpp"
+#include "quiet_thread.hpp"
 
 namespace kareus::runtime {
 namespace {
@@ -80,7 +81,7 @@ void restore_at_exit() {
 void install_locked(Registry& r) {
   if (!r.watcher_started) {
     if (pipe2(signal_pipe, O_CLOEXEC) != 0) throw Error::io("frequency controller: pipe2 failed");
-    std::thread(watch_signals).detach();
+    quiet_thread(watch_signals).detach();
     r.watcher_started = true;
   }
   struct sigaction action = {};

@@ -2,10 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <stdexcept>
+#include <string>
 
 #include "child_process.hpp"
 #include "common/error_of.hpp"
@@ -53,6 +58,28 @@ TEST(FrequencyController, AppliesEachClockOnceAndRestoresAtTheEnd) {
       (Lines{"nvmlDeviceSetGpuLockedClocks 0 930 930", "nvmlDeviceSetGpuLockedClocks 0 900 900",
              "nvmlDeviceSetGpuLockedClocks 0 1020 1020", "nvmlDeviceSetGpuLockedClocks 0 900 900",
              "nvmlDeviceSetGpuLockedClocks 0 1410 1410", "nvmlDeviceResetGpuLockedClocks 0"}));
+}
+
+// The threads the controller starts (its worker and the signal watcher) block the termination
+// signals, so that a signal sent to the process lands on one of the program's own threads, where
+// Python notices it at once (src/runtime/quiet_thread.hpp). A thread's mask is private to it, so
+// it is read from /proc.
+TEST(FrequencyController, ItsThreadsLeaveTerminationSignalsToTheProgram) {
+  FakeNvml fake;
+  const auto c = controller_for(0, load_schedule(kFixture));
+  int threads = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    if (std::stoi(task.path().filename().string()) == gettid()) continue;
+    std::ifstream status(task.path() / "status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("SigBlk:", 0) != 0) continue;
+      const unsigned long long blocked = std::stoull(line.substr(7), nullptr, 16);
+      for (int signo : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE})
+        EXPECT_TRUE((blocked >> (signo - 1)) & 1) << task.path() << ": " << strsignal(signo);
+      ++threads;
+    }
+  }
+  EXPECT_GE(threads, 2);
 }
 
 TEST(FrequencyController, StartsOverAfterEachStep) {
