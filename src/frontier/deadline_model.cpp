@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <CbcModel.hpp>
 #include <CbcSolver.hpp>
+#include <ClpSolve.hpp>
 #include <CoinPackedMatrix.hpp>
 #include <OsiClpSolverInterface.hpp>
 
@@ -149,6 +150,14 @@ DeadlineModel::DeadlineModel(const PipelineProblem& problem, bool convexify)
   auto& solver = lp_->solver;
   solver.messageHandler()->setLogLevel(0);
   solver.getModelPtr()->setLogLevel(0);
+  // CLP's initial solve otherwise installs a SIGINT handler of its own and puts the previous one
+  // back afterwards, which is not thread-safe: two LPs solved side by side (kareus plan solves
+  // its methods in parallel) can leave CLP's handler installed for good, and then Ctrl-C stops
+  // nothing (Python never raises KeyboardInterrupt). Special option 2 = 1 is CLP's switch for
+  // threaded use; it changes no pivot.
+  ClpSolve options;
+  options.setSpecialOption(2, 1);
+  solver.setSolveOptions(options);
   const CoinPackedMatrix matrix(false, rows.data(), columns.data(), values.data(),
                                 static_cast<CoinBigIndex>(values.size()));
   solver.loadProblem(matrix, lower.data(), upper.data(), objective.data(), row_lower.data(),

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <atomic>
 #include <stdexcept>
+#include <thread>
 
 #include "problems.hpp"
 
@@ -101,6 +105,40 @@ TEST(DeadlineModel, AMipStartOutsideTheProblemIsRefused) {
 
 // The LP relaxation convexifies each instruction's options: its durations lie between the fastest
 // and the slowest option and meet the deadline along every path.
+void sentinel_handler(int) {}
+
+// CLP's initial solve, left to itself, swaps in a SIGINT handler of its own for the solve, which
+// LPs solved side by side turn into a lost Ctrl-C (deadline_model.cpp). A second thread watches
+// the disposition through a solve long enough to be seen; it must never change.
+TEST(DeadlineModel, TheLpLeavesTheSigintHandlerAlone) {
+  Rng rng(41);
+  const auto p = make_problem(8, 48, true, 60.0, [&] { return dvfs_like_options(rng, 12); });
+  struct sigaction sentinel = {}, previous = {};
+  sentinel.sa_handler = sentinel_handler;
+  sigemptyset(&sentinel.sa_mask);
+  ASSERT_EQ(sigaction(SIGINT, &sentinel, &previous), 0);
+  std::atomic<bool> solving = true;
+  std::atomic<int> changes = 0, looks = 0;
+  std::thread watcher([&] {
+    while (solving) {
+      struct sigaction now = {};
+      sigaction(SIGINT, nullptr, &now);
+      if (now.sa_handler != sentinel_handler) ++changes;
+      ++looks;
+    }
+  });
+  for (int solve = 0; solve < 3; ++solve) {
+    DeadlineModel model(p, true);
+    model.set_deadline(Seconds(1e6));
+    EXPECT_TRUE(model.relaxed_durations().has_value());
+  }
+  solving = false;
+  watcher.join();
+  sigaction(SIGINT, &previous, nullptr);
+  EXPECT_GT(looks.load(), 0);
+  EXPECT_EQ(changes.load(), 0);
+}
+
 TEST(DeadlineModel, RelaxedDurationsMeetTheDeadlineOnEveryPath) {
   Rng rng(32);
   for (int trial = 0; trial < 20; ++trial) {
