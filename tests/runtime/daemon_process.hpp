@@ -37,6 +37,17 @@ inline Json state_of(const FakeNvml& fake) {
   return Json::parse(in);
 }
 
+// The locked GPUs in kareusd's state file once they equal `expected`, or after 10 s: the daemon
+// saves its state after the NVML reset, so the log can show the reset before the file does.
+inline Json wait_for_locked_gpus(const FakeNvml& fake, const Json& expected) {
+  Json locked = state_of(fake).at("locked_gpus");
+  for (int i = 0; i < 1000 && locked != expected; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    locked = state_of(fake).at("locked_gpus");
+  }
+  return locked;
+}
+
 // {"ok": ...} of a reply line; false for no reply.
 inline bool ok(const std::optional<std::string>& reply) {
   return reply && Json::parse(*reply).at("ok").get<bool>();

@@ -164,7 +164,7 @@ TEST_F(DaemonProcess, ResetsTheGpuOfAClientKilledWithSigkill) {
   client->signal(SIGKILL);
   client->wait();
   EXPECT_EQ(wait_for_log(fake_, 2), kLockedThenReset);
-  EXPECT_EQ(state_of(fake_).at("locked_gpus"), Json::array());
+  EXPECT_EQ(wait_for_locked_gpus(fake_, Json::array()), Json::array());
 }
 
 TEST_F(DaemonProcess, SurvivesMalformedLinesAndStillResetsTheGpusItLocked) {
