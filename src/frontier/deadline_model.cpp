@@ -10,8 +10,9 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <stdexcept>
 #include <string>
+
+#include "kareus/core/error.hpp"
 
 namespace kareus::frontier {
 namespace {
@@ -195,15 +196,14 @@ std::optional<std::vector<double>> DeadlineModel::relaxed_durations() {
 
 std::vector<int> DeadlineModel::start_columns(std::span<const int> start) const {
   const int n = static_cast<int>(option_set_of_.size());
-  if (static_cast<int>(start.size()) != n)
-    throw std::invalid_argument(
-        fmt::format("MIP start: {} options given for {} instructions", start.size(), n));
+  require(static_cast<int>(start.size()) == n, "MIP start", "options", std::to_string(start.size()),
+          fmt::format("one per instruction, {}", n));
   std::vector<int> columns(n);
   for (int v = 0; v < n; ++v) {
     const auto& times = option_time_[option_set_of_[v]];
-    if (start[v] < 0 || start[v] >= static_cast<int>(times.size()))
-      throw std::invalid_argument(fmt::format(
-          "MIP start: instruction {} has option {}; allowed 0..{}", v, start[v], times.size() - 1));
+    require(start[v] >= 0 && start[v] < static_cast<int>(times.size()), "MIP start",
+            fmt::format("instruction {}", v), std::to_string(start[v]),
+            fmt::format("an option 0..{}", times.size() - 1));
     // The option itself, or (when it has no column: another option beats it in both time and
     // time-effective energy, or it is off the hull) the cheapest column no slower than it, which
     // keeps every path within the deadline.
@@ -230,14 +230,13 @@ std::optional<DeadlineOptimum> DeadlineModel::optimum(double time_limit, std::sp
     std::vector<char> chosen(x_columns, 0);
     for (int c : columns) chosen[c] = 1;
     for (int c = 0; c < x_columns; ++c) {
-      if (chosen[c] && fixed.getColUpper()[c] < 0.5)
-        throw std::invalid_argument("MIP start: the plan misses the deadline");
+      require(!chosen[c] || fixed.getColUpper()[c] >= 0.5, "MIP start", "plan", "given",
+              "a plan within the deadline");
       fixed.setColBounds(c, chosen[c], chosen[c]);
       mip_start.emplace_back(integer_program.getColName(c), chosen[c]);
     }
     fixed.initialSolve();
-    if (!fixed.isProvenOptimal())
-      throw std::invalid_argument("MIP start: the plan misses the deadline");
+    require(fixed.isProvenOptimal(), "MIP start", "plan", "given", "a plan within the deadline");
     // Only plans cheaper than the start are of interest; the margin keeps the start itself
     // acceptable as the incumbent (CBC discards a plan that does not beat the cutoff).
     const double energy = fixed.getObjValue();

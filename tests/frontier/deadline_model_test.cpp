@@ -5,9 +5,9 @@
 #include <signal.h>
 
 #include <atomic>
-#include <stdexcept>
 #include <thread>
 
+#include "kareus/core/error.hpp"
 #include "problems.hpp"
 
 namespace kareus::frontier {
@@ -95,11 +95,11 @@ TEST(DeadlineModel, AMipStartOutsideTheProblemIsRefused) {
     slowest.push_back(static_cast<int>(p.option_sets[p.option_set_of[v]].size()) - 1);
   const std::vector<int> fastest(p.dag.nodes.size(), 0);
   model.set_deadline(evaluate_independently(p, fastest).time * (1 + 1e-12));
-  EXPECT_THROW(model.optimum(1.0, slowest), std::invalid_argument);
-  EXPECT_THROW(model.optimum(1.0, std::vector<int>(fastest.size() - 1, 0)), std::invalid_argument);
+  EXPECT_THROW(model.optimum(1.0, slowest), kareus::Error);
+  EXPECT_THROW(model.optimum(1.0, std::vector<int>(fastest.size() - 1, 0)), kareus::Error);
   auto bad = fastest;
   bad[1] = 99;
-  EXPECT_THROW(model.optimum(1.0, bad), std::invalid_argument);
+  EXPECT_THROW(model.optimum(1.0, bad), kareus::Error);
   EXPECT_TRUE(model.optimum(1.0, fastest).has_value());
 }
 

@@ -47,7 +47,7 @@ class DeadlineModel {
   // to proving (raising the bound) rather than to finding a plan: the plan returned is then never
   // worse than the start (with `convexify`, than the start with each option off its hull run as
   // the cheapest hull option no slower). `settings` are further CBC command-line options ("-cuts",
-  // "on", ...), given before the solve, for strengthening the bound. Throws std::invalid_argument
+  // "on", ...), given before the solve, for strengthening the bound. Throws Error (invalid input)
   // when `start` does not fit the problem or misses the deadline.
   std::optional<DeadlineOptimum> optimum(double time_limit, std::span<const int> start = {},
                                          std::span<const std::string> settings = {});
