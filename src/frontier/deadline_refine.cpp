@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <mutex>
 #include <string>
 
 #include "kareus/core/error.hpp"
@@ -13,6 +14,11 @@ namespace kareus::frontier {
 DeadlineRefinement refine_within_deadline(const PipelineProblem& problem,
                                           const std::vector<int>& plan, Seconds deadline,
                                           int max_nodes) {
+  // CbcMain1, CBC's command-line driver, keeps state in file statics and is not made for
+  // concurrent calls, so refinements (the planner refines every method's selection side by side)
+  // take turns. The wait is not the refinement's time.
+  static std::mutex one_at_a_time;
+  const std::lock_guard lock(one_at_a_time);
   const auto began = std::chrono::steady_clock::now();
   require(max_nodes >= 0, "deadline refinement", "max_nodes", std::to_string(max_nodes),
           "a node count >= 0");
@@ -42,6 +48,20 @@ DeadlineRefinement refine_within_deadline(const PipelineProblem& problem,
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return out;
+}
+
+std::uint32_t add_refined_plan(const DeadlineRefinement& refinement, PipelineSolverResult& result) {
+  const auto last = static_cast<std::uint32_t>(result.changes.size() - 1);
+  const std::vector<int> before = result.assignment(last);
+  require(before.size() == refinement.assignment.size(), "deadline refinement", "plan",
+          fmt::format("{} instructions", refinement.assignment.size()),
+          fmt::format("one option per instruction of the solved problem, {}", before.size()));
+  auto& changes = result.changes.emplace_back();
+  for (int v = 0; v < static_cast<int>(before.size()); ++v)
+    if (refinement.assignment[v] != before[v])
+      changes.push_back(OptionChange{v, refinement.assignment[v]});
+  result.frontier.insert(ParetoPoint{refinement.cost.time, refinement.cost.energy, last + 1});
+  return last + 1;
 }
 
 }  // namespace kareus::frontier
