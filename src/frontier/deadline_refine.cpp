@@ -2,14 +2,34 @@
 
 #include <fmt/format.h>
 
+#include <signal.h>
+
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "kareus/core/error.hpp"
 #include "kareus/frontier/deadline_model.hpp"
 
 namespace kareus::frontier {
+namespace {
+
+// CbcMain1 installs a SIGINT handler of its own (which only asks its search to stop) and leaves it
+// installed when it returns, so Ctrl-C would no longer stop the program, nor Python's
+// KeyboardInterrupt come, after a refinement. The handler that was there is put back.
+class KeepSigint {
+ public:
+  KeepSigint() { sigaction(SIGINT, nullptr, &saved_); }
+  ~KeepSigint() { sigaction(SIGINT, &saved_, nullptr); }
+  KeepSigint(const KeepSigint&) = delete;
+  KeepSigint& operator=(const KeepSigint&) = delete;
+
+ private:
+  struct sigaction saved_ {};
+};
+
+}  // namespace
 
 DeadlineRefinement refine_within_deadline(const PipelineProblem& problem,
                                           const std::vector<int>& plan, Seconds deadline,
@@ -34,7 +54,11 @@ DeadlineRefinement refine_within_deadline(const PipelineProblem& problem,
   // refinement does not use, is the same either way.
   const std::vector<std::string> settings{"-preprocess", "off", "-maxNodes",
                                           std::to_string(max_nodes)};
-  const auto found = model.optimum(kRefineSafetySeconds, plan, settings);
+  std::optional<DeadlineOptimum> found;
+  {
+    const KeepSigint keep;
+    found = model.optimum(kRefineSafetySeconds, plan, settings);
+  }
   if (found) {
     out.time_capped = found->time_limit_reached;
     // CBC's answer is checked as evaluate_plan measures plans: its feasibility tolerances could
