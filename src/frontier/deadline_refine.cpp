@@ -15,9 +15,9 @@
 namespace kareus::frontier {
 namespace {
 
-// CbcMain1 installs a SIGINT handler of its own (which only asks its search to stop) and leaves it
-// installed when it returns, so Ctrl-C would no longer stop the program, nor Python's
-// KeyboardInterrupt come, after a refinement. The handler that was there is put back.
+// CbcMain1 installs a SIGINT handler of its own and leaves it installed when it returns (the
+// disposition differs after a refinement), so Ctrl-C would no longer reach the program's handler,
+// nor Python's KeyboardInterrupt come, after a refinement. The handler that was there is put back.
 class KeepSigint {
  public:
   KeepSigint() { sigaction(SIGINT, nullptr, &saved_); }
