@@ -37,6 +37,7 @@ struct PlanFlags {
   double noise = 0;
   std::optional<double> deadline;
   std::optional<double> energy_budget;
+  int milp_nodes = 0;
   bool max_throughput = false;
   std::string out;
   std::string export_artifact;
@@ -57,7 +58,8 @@ const std::map<std::string, planner::FieldSpelling> kFlagSpellings{
     {"unit_time_s", {"--unit-time-ms", 1e3}},
     {"switch_latency_s", {"--switch-latency-ms", 1e3}},
     {"deadline_s", {"--deadline"}},
-    {"energy_budget_j", {"--energy-budget"}}};
+    {"energy_budget_j", {"--energy-budget"}},
+    {"milp_nodes", {"--milp-nodes"}}};
 
 // Flags -> request; the library checks it (PlanRequest::check).
 planner::PlanRequest request_of(const PlanFlags& f) {
@@ -73,6 +75,7 @@ planner::PlanRequest request_of(const PlanFlags& f) {
   r.switch_latency = milliseconds(f.switch_latency_ms);
   if (f.deadline) r.selection = {planner::SelectionRule::kDeadline, *f.deadline};
   if (f.energy_budget) r.selection = {planner::SelectionRule::kEnergyBudget, *f.energy_budget};
+  r.selection.milp_nodes = f.milp_nodes;
   r.enforceable = planner::parse_enforceable(f.enforceable);
   return r;
 }
@@ -148,6 +151,11 @@ void register_plan_command(CLI::App& app) {
       cmd->add_flag("--max-throughput", f->max_throughput, "Select the fastest plan (the default)");
   deadline->excludes(budget)->excludes(fastest);
   budget->excludes(fastest);
+  cmd->add_option("--milp-nodes", f->milp_nodes,
+                  "With --deadline: refine each method's selected plan by CBC's branch and cut on "
+                  "the exact MILP, from the plan, for at most this many nodes (0: off); never "
+                  "costlier, same result every run")
+      ->capture_default_str();
   cmd->add_option("--out", f->out,
                   "Write frontiers (CSV), schedule.json, summary.json and partitions.json here");
   cmd->add_option("--export-artifact", f->export_artifact,

@@ -138,6 +138,25 @@ typedef enum kareus_selection {
 KAREUS_API kareus_status kareus_plan_select(kareus_plan* plan, const char* method,
                                             kareus_selection rule, double bound, size_t* index);
 
+/* What a deadline selection's MILP refinement did (kareus_plan_select_refined). */
+typedef struct kareus_refinement {
+  int improved;    /* 1: the selected plan is CBC's, cheaper than the polished one; 0: unchanged */
+  int time_capped; /* 1: CBC stopped at its 600 s safety cap, not at the node limit */
+  double time_s;   /* wall time of the refinement */
+} kareus_refinement;
+
+/* kareus_plan_select; for KAREUS_SELECT_DEADLINE with milp_nodes > 0 the polished plan is then
+ * refined by CBC's branch and cut on the exact MILP, from that plan, for at most milp_nodes nodes,
+ * and replaced when that is cheaper within the deadline, as `kareus plan --deadline S
+ * --milp-nodes N` and Python's select(deadline_s=S, milp_nodes=N) do (once per method, bound and
+ * node limit; the same result every run). milp_nodes 0 is kareus_plan_select. A negative
+ * milp_nodes, or a positive one with another rule: KAREUS_ERROR_INVALID_INPUT. `refinement` may be
+ * NULL; it is zeroed when milp_nodes is 0. */
+KAREUS_API kareus_status kareus_plan_select_refined(kareus_plan* plan, const char* method,
+                                                    kareus_selection rule, double bound,
+                                                    int milp_nodes, size_t* index,
+                                                    kareus_refinement* refinement);
+
 /* Relative changes at the paper's comparison points; NAN where a baseline was not planned. */
 typedef struct kareus_metrics {
   double max_throughput_time_reduction;   /* vs megatron, fastest points */

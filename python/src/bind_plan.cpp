@@ -37,14 +37,17 @@ workload::Workload make_workload(const std::string& model, const std::string& gp
   return workload::make_workload(r);
 }
 
-// The selection of plan() and select(): by deadline, by energy budget, or max-throughput.
+// The selection of plan() and select(): by deadline, by energy budget, or max-throughput, and the
+// deadline's MILP refinement (checked by the library: check_selection).
 planner::Selection selection_of(const std::string& where, std::optional<double> deadline_s,
-                                std::optional<double> energy_budget_j) {
+                                std::optional<double> energy_budget_j, int milp_nodes) {
   if (deadline_s && energy_budget_j)
     throw Error(where + ": give deadline_s or energy_budget_j, not both");
-  if (deadline_s) return {planner::SelectionRule::kDeadline, *deadline_s};
-  if (energy_budget_j) return {planner::SelectionRule::kEnergyBudget, *energy_budget_j};
-  return {};
+  planner::Selection s;
+  if (deadline_s) s = {planner::SelectionRule::kDeadline, *deadline_s};
+  if (energy_budget_j) s = {planner::SelectionRule::kEnergyBudget, *energy_budget_j};
+  s.milp_nodes = milp_nodes;
+  return s;
 }
 
 planner::PlanResult run_plan(const workload::Workload& w,
@@ -53,7 +56,7 @@ planner::PlanResult run_plan(const workload::Workload& w,
                              const std::optional<std::filesystem::path>& store_path,
                              double noise_sigma, double unit_time_s,
                              std::optional<double> deadline_s,
-                             std::optional<double> energy_budget_j) {
+                             std::optional<double> energy_budget_j, int milp_nodes) {
   planner::PlanRequest request;
   request.where = "kareus.plan";
   if (methods) {
@@ -64,7 +67,7 @@ planner::PlanResult run_plan(const workload::Workload& w,
   request.seed = seed;
   request.noise_sigma = noise_sigma;
   request.unit_time = Seconds(unit_time_s);
-  request.selection = selection_of(request.where, deadline_s, energy_budget_j);
+  request.selection = selection_of(request.where, deadline_s, energy_budget_j, milp_nodes);
   request.check(w);
   planner::PlanOptions opt = request.options();
   std::unique_ptr<store::Store> db;
@@ -151,14 +154,30 @@ void bind_plan(py::module_& m) {
       .def(
           "select",
           [](planner::MethodResult& r, std::optional<double> deadline_s,
-             std::optional<double> energy_budget_j) {
-            return planner::select_polished(r, selection_of("select", deadline_s, energy_budget_j));
+             std::optional<double> energy_budget_j, int milp_nodes) {
+            return planner::select_polished(
+                r, selection_of("select", deadline_s, energy_budget_j, milp_nodes));
           },
           py::kw_only(), py::arg("deadline_s") = py::none(),
-          py::arg("energy_budget_j") = py::none(),
+          py::arg("energy_budget_j") = py::none(), py::arg("milp_nodes") = 0,
           "Least energy within deadline_s, fastest within energy_budget_j, or the fastest. The "
           "selected plan is polished at the bound first, as `kareus plan --deadline` does (once "
-          "per bound), so the frontier may gain the plans it finds.")
+          "per bound), so the frontier may gain the plans it finds. milp_nodes > 0 (deadline_s "
+          "only): the polished plan is then refined by CBC for at most that many nodes, as "
+          "`kareus plan --milp-nodes` does (see refinements).")
+      .def_property_readonly(
+          "refinements",
+          [](const planner::MethodResult& r) {
+            py::list out;
+            for (const auto& refinement : r.refinements) {
+              py::dict d = to_python(planner::to_json(refinement));
+              d["deadline_s"] = refinement.selection.bound;
+              out.append(d);
+            }
+            return out;
+          },
+          "Per deadline selection refined so far (milp_nodes > 0): deadline_s, max_nodes, "
+          "improved, time_capped, time_s, as summary.json's selected.milp_refinement.")
       .def("ten_point_frontier", &planner::ten_point_frontier);
 
   py::class_<planner::PlanResult>(m, "PlanResult", "Per method, the iteration frontier.")
@@ -197,11 +216,13 @@ void bind_plan(py::module_& m) {
       py::arg("noise_sigma") = 0.0,
       py::arg("unit_time_s") = planner::PlanOptions{}.unit_time.value(),
       py::arg("deadline_s") = py::none(), py::arg("energy_budget_j") = py::none(),
-      py::call_guard<py::gil_scoped_release>(),
+      py::arg("milp_nodes") = 0, py::call_guard<py::gil_scoped_release>(),
       "Plans the workload: per method (megatron, perseus, nanobatch-perseus, kareus, "
       "kareus-exhaustive), the iteration time-energy frontier. store: SQLite measurement "
       "store to resume from and add to (None: none). deadline_s or energy_budget_j: the selection "
-      "whose plan every method polishes, as `kareus plan --deadline/--energy-budget` does.");
+      "whose plan every method polishes, as `kareus plan --deadline/--energy-budget` does; "
+      "milp_nodes with deadline_s: each method's polished plan is then refined by CBC, as "
+      "`kareus plan --milp-nodes` does.");
 }
 
 }  // namespace kareus::python

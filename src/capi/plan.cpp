@@ -155,6 +155,12 @@ kareus_status kareus_plan_frontier_point(const kareus_plan* plan, const char* me
 
 kareus_status kareus_plan_select(kareus_plan* plan, const char* method, kareus_selection rule,
                                  double bound, size_t* index) {
+  return kareus_plan_select_refined(plan, method, rule, bound, 0, index, nullptr);
+}
+
+kareus_status kareus_plan_select_refined(kareus_plan* plan, const char* method,
+                                         kareus_selection rule, double bound, int milp_nodes,
+                                         size_t* index, kareus_refinement* refinement) {
   return guarded([&] {
     required(index, "index");
     auto& m = method_of(plan, method);
@@ -171,8 +177,14 @@ kareus_status kareus_plan_select(kareus_plan* plan, const char* method, kareus_s
       default:
         throw ArgumentError("rule = " + std::to_string(rule) + " is not a kareus_selection");
     }
+    selection.milp_nodes = milp_nodes;
     const auto& chosen = planner::select_polished(m, selection);
     *index = static_cast<std::size_t>(&chosen - m.frontier.data());
+    if (refinement) {
+      *refinement = kareus_refinement{};
+      if (const auto* r = planner::refinement_of(m, selection))
+        *refinement = {r->improved ? 1 : 0, r->time_capped ? 1 : 0, r->seconds};
+    }
   });
 }
 

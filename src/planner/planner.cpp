@@ -14,6 +14,7 @@
 #include "kareus/core/error.hpp"
 #include "kareus/executor/executor.hpp"
 #include "kareus/executor/iteration.hpp"
+#include "kareus/frontier/deadline_refine.hpp"
 #include "kareus/frontier/frontier_polish.hpp"
 #include "kareus/planner/pooled_readings.hpp"
 #include "kareus/planner/request.hpp"
@@ -199,13 +200,49 @@ MethodResult prepare_method(const workload::Workload& w, const emulator::Emulato
   return result;
 }
 
+// After a deadline selection's polish: the plan the deadline picks (the least job energy within
+// it, as select_by_deadline picks) refined by CBC from that plan, and added to the solver's plans
+// when it costs the job less within the deadline, so the selection picks it. Recorded either way.
+void refine_selection(const Selection& selection, MethodResult& m) {
+  const Seconds deadline(selection.bound);
+  std::optional<frontier::ParetoPoint> chosen;
+  Joules least{0};
+  for (const auto& pt : m.solver.frontier.points()) {
+    const IterationPoint ip = m.job_point(pt);
+    if (ip.time <= deadline && (!chosen || ip.energy < least)) {
+      chosen = pt;
+      least = ip.energy;
+    }
+  }
+  SelectionRefinement record{selection};
+  if (chosen) {
+    // The pipeline's share of the deadline, and never less than the chosen plan's own time (which
+    // meets the deadline as a job; subtracting the tail can round just below it).
+    const Seconds within = std::max(deadline - m.tail_time, chosen->time);
+    const auto refined = frontier::refine_within_deadline(
+        m.problem, m.solver.assignment(chosen->first), within, selection.milp_nodes);
+    record.time_capped = refined.time_capped;
+    record.seconds = refined.seconds;
+    if (refined.improved) {
+      const IterationPoint job = m.job_point({refined.cost.time, refined.cost.energy});
+      if (job.time <= deadline && job.energy < least) {
+        frontier::add_refined_plan(refined, m.solver);
+        record.improved = true;
+      }
+    }
+  }
+  m.refinements.push_back(record);
+}
+
 // The plan `selection` will pick, polished at its bound (frontier::polish_within,
-// polish_within_budget). A deadline is the job's iteration time, the tail more than the
-// pipeline's; an energy budget bounds the whole job's energy.
+// polish_within_budget) and, for a deadline with milp_nodes, refined (refine_selection). A
+// deadline is the job's iteration time, the tail more than the pipeline's; an energy budget bounds
+// the whole job's energy.
 void polish_selection(const Selection& selection, MethodResult& m) {
   if (selection.rule == SelectionRule::kDeadline) {
     frontier::polish_within(m.problem, Seconds(selection.bound) - m.tail_time,
                             frontier::kSelectionNeighbours, m.solver);
+    if (selection.milp_nodes > 0) refine_selection(selection, m);
   } else if (selection.rule == SelectionRule::kEnergyBudget) {
     frontier::polish_within_budget(
         m.problem, [&](const frontier::ParetoPoint& pt) { return m.job_point(pt).energy; },
@@ -353,11 +390,18 @@ PlanResult plan(const workload::Workload& w, const PlanOptions& options) {
 }
 
 const IterationPoint& select_polished(MethodResult& m, const Selection& selection) {
+  check_selection(selection, "selection");
   // Refuses a selection nothing meets before polishing: a polish never moves the fastest point, nor
   // brings a point within a budget when none was.
   select(m, selection);
   polish_once(selection, m);
   return select(m, selection);
+}
+
+const SelectionRefinement* refinement_of(const MethodResult& m, const Selection& selection) {
+  for (const auto& r : m.refinements)
+    if (r.selection == selection) return &r;
+  return nullptr;
 }
 
 const IterationPoint& select_by_deadline(const MethodResult& m, Seconds deadline) {

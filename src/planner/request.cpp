@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "kareus/core/error.hpp"
@@ -43,6 +44,13 @@ class FieldCheck {
   const std::map<std::string, FieldSpelling>& spellings_;
 };
 
+void check_selection(const Selection& s, const FieldCheck& c) {
+  const std::string nodes = std::to_string(s.milp_nodes);
+  c.text(s.milp_nodes >= 0, "milp_nodes", nodes, "must be a node count >= 0 (0: no refinement)");
+  c.text(s.milp_nodes == 0 || s.rule == SelectionRule::kDeadline, "milp_nodes", nodes,
+         "refines a deadline selection; give a deadline");
+}
+
 std::string method_list(const std::vector<Method>& methods) {
   std::string text;
   for (const auto m : methods) text += (text.empty() ? "" : ",") + std::string(to_string(m));
@@ -58,6 +66,7 @@ void check_with(const PlanOptions& o, const workload::Workload& w, const FieldCh
   const double latency = o.partition_clocks.switch_latency.value();
   c.number(std::isfinite(latency) && latency >= 0, "switch_latency_s", latency,
            "must be a finite duration >= 0");
+  check_selection(o.selection, c);
   if (needs_nanobatch_split(o.methods))
     partition::require_nanobatch_split(w, std::string(c.where()));
 }
@@ -98,6 +107,11 @@ const IterationPoint& select(const MethodResult& m, const Selection& selection) 
       break;
   }
   return select_max_throughput(m);
+}
+
+void check_selection(const Selection& selection, std::string_view where,
+                     const std::map<std::string, FieldSpelling>& spellings) {
+  check_selection(selection, FieldCheck(where, spellings));
 }
 
 bool needs_nanobatch_split(const std::vector<Method>& methods) {
@@ -166,17 +180,19 @@ Json PlanRequest::to_json() const {
          {"enforceable", planner::to_string(enforceable)}};
   if (selection.rule == SelectionRule::kDeadline) j["deadline_s"] = selection.bound;
   if (selection.rule == SelectionRule::kEnergyBudget) j["energy_budget_j"] = selection.bound;
+  if (selection.milp_nodes != 0) j["milp_nodes"] = selection.milp_nodes;
   return j;
 }
 
 PlanRequest PlanRequest::from_json(const JsonValue& value) {
-  static const std::set<std::string> known{
-      "methods",           "strategy",         "seed",        "noise_sigma", "unit_time_s",
-      "clock_granularity", "switch_latency_s", "enforceable", "deadline_s",  "energy_budget_j"};
+  static const std::set<std::string> known{"methods",          "strategy",    "seed",
+                                           "noise_sigma",      "unit_time_s", "clock_granularity",
+                                           "switch_latency_s", "enforceable", "deadline_s",
+                                           "energy_budget_j",  "milp_nodes"};
   for (const auto& key : value.keys())
     require(known.contains(key), value.source(), value.pointer() + "/" + key, "(unknown field)",
             "allowed: methods, strategy, seed, noise_sigma, unit_time_s, clock_granularity, "
-            "switch_latency_s, enforceable, deadline_s, energy_budget_j");
+            "switch_latency_s, enforceable, deadline_s, energy_budget_j, milp_nodes");
   PlanRequest r;
   r.where = value.source();
   if (const auto m = value.find("methods")) {
@@ -203,6 +219,13 @@ PlanRequest PlanRequest::from_json(const JsonValue& value) {
           "give a deadline or an energy budget, not both");
   if (deadline) r.selection = {SelectionRule::kDeadline, value.number("deadline_s")};
   if (budget) r.selection = {SelectionRule::kEnergyBudget, value.number("energy_budget_j")};
+  if (const auto n = value.find("milp_nodes")) {
+    const std::int64_t nodes = n->as_integer();
+    require(nodes >= 0 && nodes <= std::numeric_limits<int>::max(), value.source(),
+            value.pointer() + "/milp_nodes", std::to_string(nodes),
+            "must be a node count >= 0 (0: no refinement)");
+    r.selection.milp_nodes = static_cast<int>(nodes);
+  }
   return r;
 }
 

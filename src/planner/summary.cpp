@@ -17,6 +17,13 @@ Json to_json(const Metrics& m) {
           {"iso_energy_time_reduction", opt(m.iso_energy_time_reduction)}};
 }
 
+Json to_json(const SelectionRefinement& r) {
+  return {{"max_nodes", r.selection.milp_nodes},
+          {"improved", r.improved},
+          {"time_capped", r.time_capped},
+          {"time_s", r.seconds}};
+}
+
 Json to_json(const PlanResult& result) {
   Json methods = Json::object();
   for (const auto& [m, r] : result.methods) {
@@ -50,6 +57,8 @@ Json plan_summary(const PlanResult& result, const PlanRequest& request, const Pl
   summary["selected"] = {{"method", to_string(choice.method)},
                          {"rule", choice.selection.describe()},
                          {"point", to_json(*choice.point)}};
+  if (const auto* r = refinement_of(result.methods.at(choice.method), choice.selection))
+    summary["selected"]["milp_refinement"] = to_json(*r);
   return summary;
 }
 

@@ -1,6 +1,7 @@
 #include "kareus/frontier/deadline_refine.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include "kareus/core/error.hpp"
 #include "problems.hpp"
@@ -62,6 +63,24 @@ TEST(DeadlineRefine, ANodeLimitedRefinementIsTheSameEveryRun) {
     EXPECT_EQ(again.assignment, first.assignment) << "run " << run;
     EXPECT_EQ(again.cost.energy.value(), first.cost.energy.value()) << "run " << run;
   }
+}
+
+void ignore_interrupt(int) {}
+
+// CBC's driver installs its own SIGINT handler and leaves it there; the refinement puts the
+// application's back, so Ctrl-C (and Python's KeyboardInterrupt) works after a refinement.
+TEST(DeadlineRefine, TheApplicationsSigintHandlerIsKept) {
+  Rng rng(45);
+  const auto p = make_problem(4, 8, true, 3.0, [&] { return dvfs_like_options(rng, 6); });
+  const std::vector<int> fastest(p.dag.nodes.size(), 0);
+  struct sigaction mine {};
+  mine.sa_handler = ignore_interrupt;
+  struct sigaction before {};
+  ASSERT_EQ(sigaction(SIGINT, &mine, &before), 0);
+  refine_within_deadline(p, fastest, evaluate_plan(p, fastest).time * 1.1, 10);
+  struct sigaction after {};
+  sigaction(SIGINT, &before, &after);
+  EXPECT_EQ(after.sa_handler, ignore_interrupt);
 }
 
 TEST(DeadlineRefine, APlanPastTheDeadlineOrANegativeLimitIsRefused) {

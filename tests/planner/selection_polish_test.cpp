@@ -10,17 +10,10 @@
 #include "kareus/core/error.hpp"
 #include "kareus/planner/planner.hpp"
 #include "kareus/planner/request.hpp"
+#include "plan_perseus.hpp"
 
 namespace kareus::planner {
 namespace {
-
-PlanResult plan_perseus(const workload::Workload& w, const Selection& selection) {
-  PlanOptions options;
-  options.methods = {Method::kPerseus};
-  options.unit_time = milliseconds(1);
-  options.selection = selection;
-  return plan(w, options);
-}
 
 // Whole-job time and energy of the schedule's plan, replayed from the solver.
 frontier::PlanCost solver_cost(const MethodResult& m, const IterationPoint& point) {

@@ -1,8 +1,9 @@
-"""One selection everywhere: `kareus plan --deadline/--energy-budget`, the C API's
-kareus_plan_select (through ctypes, on libkareus.so) and Python's select give the same polished
-plan for the same request, whichever front end and whether the selection went to plan() or came
-after it. Each selection must also be cheaper (or faster) than the unpolished frontier's, so a
-front end that skipped the polish would fail here."""
+"""One selection everywhere: `kareus plan --deadline/--energy-budget [--milp-nodes]`, the C API's
+kareus_plan_select[_refined] (through ctypes, on libkareus.so) and Python's select give the same
+polished (and refined) plan for the same request, whichever front end and whether the selection
+went to plan() or came after it. Each selection must also be cheaper (or faster) than the
+unpolished frontier's, and a refined one cheaper than the polished one, so a front end that skipped
+the polish or the refinement would fail here."""
 
 import ctypes
 import json
@@ -26,6 +27,11 @@ class PlanOptions(ctypes.Structure):
                 ("noise_sigma", ctypes.c_double), ("unit_time_s", ctypes.c_double)]
 
 
+class Refinement(ctypes.Structure):
+    _fields_ = [("improved", ctypes.c_int), ("time_capped", ctypes.c_int),
+                ("time_s", ctypes.c_double)]
+
+
 class Point(ctypes.Structure):
     _fields_ = [("time_s", ctypes.c_double), ("energy_j", ctypes.c_double),
                 ("dynamic_energy_j", ctypes.c_double)]
@@ -43,23 +49,32 @@ def unpolished(workload_path):
     return kareus.plan(kareus.Workload.from_file(workload_path), methods=[METHOD])[METHOD].frontier
 
 
-def cli(workload_path, tmp_path, flag, bound):
-    out = tmp_path / "cli"
+def cli_run(workload_path, tmp_path, flag, bound, milp_nodes=0):
+    """The selected point, its schedule and the whole summary."""
+    out = tmp_path / f"cli{milp_nodes}"
+    nodes = ["--milp-nodes", str(milp_nodes)] if milp_nodes else []
     done = subprocess.run([os.environ["KAREUS_BINARY"], "plan", "--workload", str(workload_path),
-                           "--methods", METHOD, flag, repr(bound), "--json", "--quiet",
+                           "--methods", METHOD, flag, repr(bound), *nodes, "--json", "--quiet",
                            "--out", str(out)], capture_output=True, text=True, check=True)
-    point = json.loads(done.stdout)["selected"]["point"]
-    return (point["time_s"], point["energy_j"]), json.loads((out / "schedule.json").read_text())
+    summary = json.loads(done.stdout)
+    point = summary["selected"]["point"]
+    return ((point["time_s"], point["energy_j"]), json.loads((out / "schedule.json").read_text()),
+            summary)
 
 
-def python(workload_path, rule, bound, at_plan):
+def cli(workload_path, tmp_path, flag, bound, milp_nodes=0):
+    return cli_run(workload_path, tmp_path, flag, bound, milp_nodes)[:2]
+
+
+def python(workload_path, rule, bound, at_plan, milp_nodes=0):
     w = kareus.Workload.from_file(workload_path)
-    planned = kareus.plan(w, methods=[METHOD], **({rule: bound} if at_plan else {}))
-    point = planned[METHOD].select(**{rule: bound})
+    nodes = {"milp_nodes": milp_nodes} if milp_nodes else {}
+    planned = kareus.plan(w, methods=[METHOD], **({rule: bound, **nodes} if at_plan else {}))
+    point = planned[METHOD].select(**{rule: bound}, **nodes)
     return (point.time_s, point.energy_j), json.loads(planned.schedule(METHOD, point).to_json())
 
 
-def c_api(workload_path, rule, bound):
+def c_api(workload_path, rule, bound, milp_nodes=0):
     lib = ctypes.CDLL(os.environ["KAREUS_C_LIBRARY"])
     options = PlanOptions()
     lib.kareus_plan_options_init(ctypes.byref(options))
@@ -70,8 +85,15 @@ def c_api(workload_path, rule, bound):
     try:
         index, point = ctypes.c_size_t(), Point()
         method = METHOD.encode()
-        assert lib.kareus_plan_select(plan, method, rule, ctypes.c_double(bound),
-                                      ctypes.byref(index)) == 0
+        if milp_nodes:
+            refinement = Refinement()
+            assert lib.kareus_plan_select_refined(plan, method, rule, ctypes.c_double(bound),
+                                                  milp_nodes, ctypes.byref(index),
+                                                  ctypes.byref(refinement)) == 0
+            assert refinement.improved == 1 and refinement.time_capped == 0
+        else:
+            assert lib.kareus_plan_select(plan, method, rule, ctypes.c_double(bound),
+                                          ctypes.byref(index)) == 0
         assert lib.kareus_plan_frontier_point(plan, method, index, ctypes.byref(point)) == 0
         schedule, text = ctypes.c_void_p(), ctypes.c_void_p()
         assert lib.kareus_plan_schedule(plan, method, index, ctypes.byref(schedule)) == 0
@@ -84,13 +106,13 @@ def c_api(workload_path, rule, bound):
         lib.kareus_plan_free(plan)
 
 
-def same_everywhere(workload_path, tmp_path, flag, rule, c_rule, bound):
+def same_everywhere(workload_path, tmp_path, flag, rule, c_rule, bound, milp_nodes=0):
     """The CLI's selected point, after checking every other front end gives it and its schedule:
     Python with the selection given to plan() and after it, and the C API."""
-    point, schedule = cli(workload_path, tmp_path, flag, bound)
-    for other in (python(workload_path, rule, bound, at_plan=True),
-                  python(workload_path, rule, bound, at_plan=False),
-                  c_api(workload_path, c_rule, bound)):
+    point, schedule = cli(workload_path, tmp_path, flag, bound, milp_nodes)
+    for other in (python(workload_path, rule, bound, at_plan=True, milp_nodes=milp_nodes),
+                  python(workload_path, rule, bound, at_plan=False, milp_nodes=milp_nodes),
+                  c_api(workload_path, c_rule, bound, milp_nodes)):
         assert other == (point, schedule)
     return point
 
@@ -125,3 +147,46 @@ def test_a_later_selection_is_polished_from_the_frontier_as_solved(workload_path
     alone, _ = cli(workload_path, tmp_path, "--deadline", second)
     # Never costlier than the CLI's plan; the same one unless the first selection's plans beat it.
     assert later.time_s <= second and later.energy_j <= alone[1]
+
+
+def test_every_front_end_selects_the_same_refined_plan_by_deadline(workload_path, unpolished,
+                                                                   tmp_path):
+    fastest, slowest = unpolished[0].time_s, unpolished[-1].time_s
+    deadline = fastest + 0.25 * (slowest - fastest)
+    polished, _ = cli(workload_path, tmp_path, "--deadline", deadline)
+    time_s, energy_j = same_everywhere(workload_path, tmp_path, "--deadline", "deadline_s",
+                                       DEADLINE, deadline, milp_nodes=10)
+    # CBC finds a cheaper plan than the polish within the deadline (and the C API said so).
+    assert time_s <= deadline and energy_j < polished[1]
+    _, _, summary = cli_run(workload_path, tmp_path, "--deadline", deadline, milp_nodes=10)
+    refinement = summary["selected"]["milp_refinement"]
+    assert refinement["max_nodes"] == 10 and refinement["improved"]
+    assert not refinement["time_capped"] and refinement["time_s"] > 0
+    planned = kareus.plan(kareus.Workload.from_file(workload_path), methods=[METHOD])
+    planned[METHOD].select(deadline_s=deadline, milp_nodes=10)
+    [record] = planned[METHOD].refinements
+    assert record["deadline_s"] == deadline and record["max_nodes"] == 10 and record["improved"]
+
+
+def test_a_bad_node_limit_is_refused_by_every_front_end(workload_path):
+    planned = kareus.plan(kareus.Workload.from_file(workload_path), methods=[METHOD])
+    deadline = 1.1 * planned[METHOD].fastest().time_s
+    with pytest.raises(kareus.Error, match="milp_nodes = -1"):
+        planned[METHOD].select(deadline_s=deadline, milp_nodes=-1)
+    with pytest.raises(kareus.Error, match="give a deadline"):
+        planned[METHOD].select(energy_budget_j=planned[METHOD].fastest().energy_j, milp_nodes=3)
+    with pytest.raises(kareus.Error, match="give a deadline"):
+        kareus.plan(kareus.Workload.from_file(workload_path), methods=[METHOD], milp_nodes=3)
+    lib = ctypes.CDLL(os.environ["KAREUS_C_LIBRARY"])
+    lib.kareus_last_error.restype = ctypes.c_char_p
+    plan = ctypes.c_void_p()
+    assert lib.kareus_plan_create_from_file(str(workload_path).encode(), None,
+                                            ctypes.byref(plan)) == 0
+    try:
+        index = ctypes.c_size_t()
+        status = lib.kareus_plan_select_refined(plan, METHOD.encode(), DEADLINE,
+                                                ctypes.c_double(deadline), -1,
+                                                ctypes.byref(index), None)
+        assert status != 0 and b"milp_nodes = -1" in lib.kareus_last_error()
+    finally:
+        lib.kareus_plan_free(plan)

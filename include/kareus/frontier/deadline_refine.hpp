@@ -6,6 +6,7 @@
 // when it was hit, since a plan found under it may differ between runs.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "kareus/core/units.hpp"
@@ -31,5 +32,10 @@ struct DeadlineRefinement {
 DeadlineRefinement refine_within_deadline(const PipelineProblem& problem,
                                           const std::vector<int>& plan, Seconds deadline,
                                           int max_nodes);
+
+// Adds `refinement`'s plan to `result` as its newest plan (the options that change from the plan
+// before it) and its point to the frontier, pruned as ParetoSet::insert prunes; returns the plan's
+// index. For a refinement that improved: its plan is then one the selection can pick.
+std::uint32_t add_refined_plan(const DeadlineRefinement& refinement, PipelineSolverResult& result);
 
 }  // namespace kareus::frontier

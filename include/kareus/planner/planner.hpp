@@ -39,10 +39,23 @@ const char* to_string(SelectionRule rule);
 struct Selection {
   SelectionRule rule = SelectionRule::kMaxThroughput;
   double bound = 0;  // seconds for a deadline, joules for an energy budget
+  // Deadline selections only: after the polish, the plan the deadline picks is refined by CBC's
+  // branch and cut on the exact MILP, from that plan, for at most this many nodes
+  // (frontier::refine_within_deadline), and replaced when that costs the job less. 0: off; other
+  // rules refuse any other value (check_selection).
+  int milp_nodes = 0;
 
   // "max-throughput", "deadline 5.5 s", "energy budget 9000 J".
   std::string describe() const;
   bool operator==(const Selection&) const = default;
+};
+
+// What a deadline selection's MILP refinement did (Selection::milp_nodes).
+struct SelectionRefinement {
+  Selection selection;
+  bool improved = false;     // the selection now picks CBC's plan, cheaper than the polished one
+  bool time_capped = false;  // CBC stopped at frontier::kRefineSafetySeconds, not the node limit
+  double seconds = 0.0;      // wall time of the model's build and the branch and cut
 };
 
 struct MethodResult {
@@ -73,6 +86,8 @@ struct MethodResult {
   // selection to plan() or selects afterwards, finds the same plan for it.
   frontier::ParetoSet unpolished;
   std::vector<Selection> polished_for;
+  // One per polished selection with milp_nodes > 0, in polishing order.
+  std::vector<SelectionRefinement> refinements;
 
   const IterationPoint& fastest() const { return frontier.front(); }
   const IterationPoint& min_energy() const;
@@ -148,8 +163,14 @@ PlanResult plan(const workload::Workload& w, const PlanOptions& options);
 // solver and frontier, so frontier indices taken before may move. plan() polishes
 // PlanOptions::selection the same way, so `kareus plan --deadline`, kareus_plan_select and Python's
 // select give the same plan; after other selections on the same frontier, a point that dominates
-// it when one of their plans does. Throws kareus::Error when no point qualifies (before polishing).
+// it when one of their plans does. A deadline selection with milp_nodes > 0 is then refined
+// (Selection::milp_nodes). Throws kareus::Error when no point qualifies (before polishing) or the
+// selection is malformed (check_selection).
 const IterationPoint& select_polished(MethodResult& m, const Selection& selection);
+
+// The MILP refinement `selection` got on `m` (select_polished, plan()), or null when it asked for
+// none or was not polished on m yet.
+const SelectionRefinement* refinement_of(const MethodResult& m, const Selection& selection);
 
 // Selection rules on the frontier as it stands (no polish); each throws kareus::Error when no point
 // qualifies, naming the bound and the frontier's range.

@@ -38,8 +38,9 @@ struct PlanRequest {
 
   // Throws kareus::Error naming the field as spelt, its value and what is allowed, before
   // anything is planned: every method is known and one at least given, noise in [0, 0.5), a
-  // positive time unit, a finite switch latency >= 0, a positive deadline or budget, and a
-  // workload the nanobatch methods can split.
+  // positive time unit, a finite switch latency >= 0, a positive deadline or budget, a MILP node
+  // limit >= 0 and only with a deadline (check_selection), and a workload the nanobatch methods
+  // can split.
   void check(const workload::Workload& w) const;
 
   // The planner's options (no store, progress or executor: those belong to the caller).
@@ -49,6 +50,11 @@ struct PlanRequest {
   // Reads what to_json writes; fields left out keep their defaults, unknown fields are refused.
   static PlanRequest from_json(const JsonValue& value);
 };
+
+// Refuses a selection whose milp_nodes is negative, or positive for a rule other than a deadline
+// (only a deadline selection is refined), naming the field as `spellings` spell it.
+void check_selection(const Selection& selection, std::string_view where,
+                     const std::map<std::string, FieldSpelling>& spellings = {});
 
 // Whether any of `methods` runs microbatches as two nanobatches (all but megatron and perseus),
 // so the workload's microbatch size must split.

@@ -10,6 +10,8 @@ namespace kareus::planner {
 
 Json to_json(const IterationPoint& point);
 Json to_json(const Metrics& metrics);  // a reduction that has no baseline is null
+// {"max_nodes", "improved", "time_capped", "time_s"}, as pipeline-solve's milp_refinement.
+Json to_json(const SelectionRefinement& refinement);
 
 // {"workload": ..., "methods": {name: {frontier, ten_point_frontier, max_throughput, min_energy,
 // frontier_size, measurements, measurements_reused, profiling_gpu_hours, metrics}}}.
@@ -22,8 +24,8 @@ struct PlanChoice {
   const IterationPoint* point = nullptr;
 };
 
-// to_json(result) plus the chosen method's metrics, the clock granularity, the selection and
-// `provenance` (version, executor, store, noise, seed).
+// to_json(result) plus the chosen method's metrics, the clock granularity, the selection (with its
+// milp_refinement when it asked for one) and `provenance` (version, executor, store, noise, seed).
 Json plan_summary(const PlanResult& result, const PlanRequest& request, const PlanChoice& choice,
                   const Json& provenance);
 

@@ -177,6 +177,13 @@ case("plan_seed", f"plan {W} --db {{dir}}/m.db --seed {{v}}", "--seed", values=[
 case("plan_workload", "plan --workload {dir}/w.json --db {dir}/m.db", "w.json",
      files={"w.json": workload_with(lambda w: w.update(extra=1))})
 case("plan_noise", f"plan {W} --db {{dir}}/m.db --noise nan", "nan")
+# The deadline's MILP refinement: refused before anything is planned.
+case("plan_milp_nodes", f"plan {W} --no-db --deadline 5 --milp-nodes {{v}}", ["--milp-nodes", "{v}"],
+     values=["-1", "abc", "1.5", "99999999999"])
+case("plan_milp_nodes_without_deadline", f"plan {W} --no-db --milp-nodes 5",
+     ["--milp-nodes", "deadline"])
+case("plan_milp_nodes_with_budget", f"plan {W} --no-db --energy-budget 20000 --milp-nodes 5",
+     ["--milp-nodes", "deadline"])
 # The pipeline solver's step bound, named as the flag the user typed, with the unit that fits.
 case("plan_unit_time_steps", f"plan {W} --no-db --methods megatron --unit-time-ms 1e-6",
      ["--unit-time-ms = 1e-06", "at most 1000000", "at least 0.0052"])
