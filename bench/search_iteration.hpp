@@ -28,6 +28,7 @@
 
 #include "kareus/planner/planner.hpp"
 #include "kareus/planner/realised.hpp"
+#include "kareus/search/front_confidence.hpp"
 #include "kareus/search/hypervolume.hpp"
 
 namespace bench_iteration {
@@ -120,6 +121,59 @@ Run plan_with(const workload::Workload& w, search::Strategy strategy, std::uint6
   run.frontier = noise > 0 && scoring == Scoring::kRealisedPlans
                      ? points_of(planner::realised_frontier(w, m))
                      : points_of(m);
+  return run;
+}
+
+// Reference for the noise target: `kareus-exhaustive` under noise, every configuration read
+// `reads` times (repeats are independent samples, averaged), composed from those readings as the
+// planner composes (with more than one reading the noise is estimated from the spread, so the
+// planner pools across clocks as it does for `kareus`), each plan valued at its configurations'
+// true readings. Scored the "measured" way it reaches 1 by construction (every configuration,
+// re-measured noise-free), so only the realised frontier is returned. With `known_sigma` the
+// planner is handed the true noise instead of an estimate (read once, nothing estimates it).
+Run exhaustive_reference(const workload::Workload& w, std::uint64_t seed, double noise,
+                         std::size_t reads, bool known_sigma = false) {
+  planner::PlanOptions o;
+  o.methods = {Method::kKareusExhaustive};
+  o.seed = seed;
+  o.noise_sigma = noise;
+  Run run;
+  o.on_key_frontiers = [&](Method, planner::KeyFrontiers& keys) {
+    const auto exec = planner::default_executor(w, o);
+    for (auto& [key, r] : keys) {
+      std::vector<partition::ExecConfig> configs;
+      for (const auto& m : r.measured) configs.push_back(m.config);
+      std::vector<std::vector<Point2>> readings(configs.size());
+      for (std::size_t i = 0; i < configs.size(); ++i) {
+        readings[i].push_back({r.measured[i].time.value(), r.measured[i].dynamic_energy.value()});
+      }
+      for (std::size_t repeat = 1; repeat < reads; ++repeat) {
+        const auto again = exec->measure_repeat(store::find_partition(w, key), configs, repeat);
+        for (std::size_t i = 0; i < configs.size(); ++i) {
+          auto& m = r.measured[i];
+          const auto n = static_cast<double>(m.samples);
+          m.time = (m.time * n + again[i].time) / (n + 1);
+          m.total_energy = (m.total_energy * n + again[i].total_energy) / (n + 1);
+          m.dynamic_energy = (m.dynamic_energy * n + again[i].dynamic_energy) / (n + 1);
+          ++m.samples;
+          readings[i].push_back({again[i].time.value(), again[i].dynamic_energy.value()});
+        }
+        r.summary.measurements_taken += configs.size();
+        r.summary.repeats += configs.size();
+      }
+      const Point2 sigma =
+          known_sigma ? Point2{noise, noise} : search::pooled_relative_sigma(readings);
+      r.summary.noise_time = sigma.x;
+      r.summary.noise_energy = sigma.y;
+      // The planner weighs each key's noise estimate by its repeats.
+      if (known_sigma) r.summary.repeats = std::max<std::size_t>(r.summary.repeats, 1);
+    }
+    for (const auto& [key, r] : keys) run.per_key[key] = r.summary.measurements();
+    run.measurements = measurements(keys);
+    run.paper_size = paper_size(w, keys);
+  };
+  run.frontier = points_of(
+      planner::realised_frontier(w, planner::plan(w, o).methods.at(Method::kKareusExhaustive)));
   return run;
 }
 
