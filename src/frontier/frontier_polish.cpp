@@ -12,6 +12,7 @@
 #include <span>
 #include <thread>
 
+#include "dominator_tree.hpp"
 #include "kareus/core/error.hpp"
 
 namespace kareus::frontier {
@@ -24,7 +25,9 @@ class Polisher {
         n_(static_cast<int>(problem.dag.nodes.size())),
         order_(problem.dag.topological_order()),
         max_rounds_(options.max_rounds),
-        most_speed_ups_(options.most_speed_ups) {
+        most_speed_ups_(options.most_speed_ups),
+        dominator_tree_(order_),
+        post_dominator_tree_(std::vector<int>(order_.rbegin(), order_.rend())) {
     const auto& dag = problem.dag;
     std::vector<std::pair<int, Arc>> into, out_of;  // (owner, arc), in the DAG's edge order
     for (const auto& [from, to] : dag.edges) {
@@ -76,8 +79,6 @@ class Polisher {
     start_.resize(n_);
     tail_.resize(n_);
     position_.resize(n_);
-    dominator_tree_.resize(n_);
-    post_dominator_tree_.resize(n_);
     for (int k = 0; k < n_; ++k) position_[order_[k]] = k;
     latest_start_.resize(n_);
   }
@@ -131,41 +132,6 @@ class Polisher {
       return {arcs.data() + begin[v], arcs.data() + begin[v + 1]};
     }
   };
-  // A forest by parent links, numbered in depth-first order so that u is an ancestor of w
-  // (or w itself) exactly when [enter, leave] of u contains that of w.
-  struct Tree {
-    std::vector<int> parent, depth, enter, leave;
-    std::vector<int> child_begin, children, stack, next;  // kept to number again without allocating
-
-    void resize(int n) {
-      for (auto* v : {&parent, &depth, &enter, &leave}) v->resize(n);
-    }
-    void number() {
-      const int n = static_cast<int>(parent.size());
-      // Children in compressed rows by slot: v's in slot v + 1, the roots' (parent -1) in slot 0.
-      child_begin.assign(n + 2, 0);
-      for (int v = 0; v < n; ++v) ++child_begin[parent[v] + 2];
-      for (int v = 0; v <= n; ++v) child_begin[v + 1] += child_begin[v];
-      children.resize(n);
-      next = child_begin;
-      for (int v = 0; v < n; ++v) children[next[parent[v] + 1]++] = v;
-      int clock = 0;
-      stack.assign(1, -1);
-      for (int k = 0; k <= n; ++k) next[k] = child_begin[k];  // per slot, the next child to visit
-      while (!stack.empty()) {
-        const int v = stack.back(), slot = v + 1;
-        if (next[slot] < child_begin[slot + 1]) {
-          const int c = children[next[slot]++];
-          enter[c] = clock++;
-          stack.push_back(c);
-        } else {
-          if (v >= 0) leave[v] = clock++;
-          stack.pop_back();
-        }
-      }
-    }
-  };
-
   struct Move {
     double saving;
     int slower, slower_rung, faster, faster_rung;
@@ -224,7 +190,9 @@ class Polisher {
     earliest_starts();
     tails(n_ - 1);
     const double rounding = 1e-9 * deadline;
-    dominators_stale_ = true;
+    rounding_ = rounding;
+    dominator_tree_.stale_from(0);
+    post_dominator_tree_.stale_from(0);
     missed_.clear();
     const auto slack = [&](int v) { return deadline - (start_[v] + duration(v) + tail_[v]); };
     moves_.clear();
@@ -268,7 +236,6 @@ class Polisher {
       // (the starts, tails and dominators are kept exact).
       const double room = deadline - (start_[m.slower] + duration(m.slower) + tail_[m.slower]);
       if (rungs(m.slower)[m.slower_rung].time - duration(m.slower) > room + rounding) {
-        if (dominators_stale_) dominators(rounding);
         if (!dominates(m.faster, m.slower)) {
           missed_.push_back(m);
           continue;
@@ -350,10 +317,12 @@ class Polisher {
       fits = finish <= deadline && (k <= last || finish + tail_[v] <= deadline + rounding);
     }
     if (fits) {
-      // Few moves fit: keeping the tails (and, when next needed, the dominators) exact costs little
-      // and rules out no move.
+      // Few moves fit: keeping the tails exact costs little and rules out no move. The critical
+      // edges changed into instructions from the first on (their starts) and out of those up to
+      // the last (their tails): the dominators there are recomputed when next asked for.
       tails(last);
-      dominators_stale_ = true;
+      dominator_tree_.stale_from(first);
+      post_dominator_tree_.stale_from(n_ - 1 - last);
       return true;
     }
     set_rung(a, a_was);
@@ -362,45 +331,17 @@ class Polisher {
     return false;
   }
 
-  // Immediate dominators over the critical edges: in dominator_tree_, v's parent is the last
-  // instruction that every longest path into v has (-1: none); in post_dominator_tree_, the first
-  // one every longest path out of v has. On a DAG, an instruction's immediate dominator is the
-  // nearest common dominator of its critical predecessors (and symmetrically), found by walking up
-  // the tree by depth.
-  void dominators(double rounding) {
-    dominators_stale_ = false;
-    const auto build = [&](Tree& t, auto begin, auto end, const auto& edges, auto critical) {
-      const auto common = [&](int a, int b) {
-        while (a != b && a >= 0 && b >= 0) {
-          if (t.depth[a] < t.depth[b]) std::swap(a, b);
-          a = t.parent[a];
-        }
-        return a == b ? a : -1;
-      };
-      for (auto it = begin; it != end; ++it) {
-        const int v = *it;
-        int dominator = -2;  // no critical edge yet
-        for (const auto& [x, delay] : edges[v])
-          if (critical(v, x, delay)) dominator = dominator == -2 ? x : common(dominator, x);
-        t.parent[v] = std::max(dominator, -1);
-        t.depth[v] = t.parent[v] < 0 ? 1 : t.depth[t.parent[v]] + 1;
-      }
-      t.number();
-    };
-    build(dominator_tree_, order_.begin(), order_.end(), pred_, [&](int v, int p, double delay) {
-      return start_[p] + duration(p) + delay >= start_[v] - rounding;
+  // Whether every longest path through w has u: u is on every longest path into w (w's
+  // dominator over the critical edges into instructions), or on every one out of it.
+  bool dominates(int u, int w) {
+    const double rounding = rounding_;
+    return dominator_tree_.dominates(u, w, [&](int v, const auto& add) {
+      for (const auto& [p, delay] : pred_[v])
+        if (start_[p] + duration(p) + delay >= start_[v] - rounding) add(p);
+    }) || post_dominator_tree_.dominates(u, w, [&](int v, const auto& add) {
+      for (const auto& [s, delay] : succ_[v])
+        if (delay + duration(s) + tail_[s] >= tail_[v] - rounding) add(s);
     });
-    build(post_dominator_tree_, order_.rbegin(), order_.rend(), succ_,
-          [&](int v, int s, double delay) {
-            return delay + duration(s) + tail_[s] >= tail_[v] - rounding;
-          });
-  }
-
-  // Whether every longest path through w has u: u is an ancestor of w in either tree.
-  bool dominates(int u, int w) const {
-    for (const auto* tree : {&dominator_tree_, &post_dominator_tree_})
-      if (tree->enter[u] <= tree->enter[w] && tree->leave[w] <= tree->leave[u]) return true;
-    return false;
   }
 
   // Longest path from each instruction's end to the iteration's, for those at `last` and before
@@ -444,8 +385,9 @@ class Polisher {
   // Partners of the instruction being slowed that can make room, each with the rung that last fit
   // (-1: none searched yet).
   std::vector<std::pair<int, int>> eligible_;
-  bool dominators_stale_ = true;
-  Tree dominator_tree_, post_dominator_tree_;
+  double rounding_ = 0;  // this round's tolerance for a critical edge
+  // Over the critical edges into instructions, and out of them (in reverse order).
+  LazyDominatorTree dominator_tree_, post_dominator_tree_;
 };
 
 // Where to polish (see polish_frontier): indices of up to `count` points, by time.
