@@ -44,6 +44,7 @@ struct FitArgs {
   std::string parallel_terms = "off";
   std::string kv_term = "on";
   std::string step_term = "on";
+  std::string run_start_term = "on";
 
   void add(CLI::App* cmd) {
     cmd->add_option("--loss", loss, "relative (mean squared relative error) or log");
@@ -69,6 +70,10 @@ struct FitArgs {
                     "on: fit the step term (fixed time of each decode step on every GPU, "
                     "out x TP x PP / batch); off: the paper's form")
         ->check(CLI::IsMember({"on", "off"}));
+    cmd->add_option("--run-start-term", run_start_term,
+                    "on: fit the run-start time constant where rows were measured over whole "
+                    "runs (run_s: metered power still rising at the start); off: the paper's form")
+        ->check(CLI::IsMember({"on", "off"}));
   }
   el::FitOptions options() const {
     el::FitOptions o;
@@ -80,6 +85,7 @@ struct FitArgs {
     o.parallel_terms = parallel_terms == "on";
     o.kv_term = kv_term == "on";
     o.step_term = step_term == "on";
+    o.run_start_term = run_start_term == "on";
     return o;
   }
 };

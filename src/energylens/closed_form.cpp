@@ -35,14 +35,27 @@ const std::array<ParamInfo, kParams>& parameter_info() {
       // Ours: the part of each decode step that does not shrink with the work (launches,
       // scheduling, synchronisation), paid on every GPU and shared by the batch.
       {"c_step", "step overhead energy (J per decode step per GPU)", 0.0, 1e9, true},
+      // Ours: how long the metered power takes to rise to its loaded level at the start of a
+      // run; up to a minute (a GPU reaches its loaded power within seconds).
+      {"tau_r", "run-start time constant (s)", 0.0, 60.0, false},
   }};
   return info;
 }
 
 Features features_of(const Sample& s, const ParallelRatios& ratios) {
-  return Features{
-      s.tp, s.pp,           s.batch,          s.input_tokens.value_or(1.0), s.output_tokens,
-      s.dp, ratios.tp_comm, ratios.idle_power};
+  Features x{s.tp, s.pp,           s.batch,          s.input_tokens.value_or(1.0), s.output_tokens,
+             s.dp, ratios.tp_comm, ratios.idle_power};
+  if (s.run) {
+    // A GPU at rest draws about its static power sigma x limit; the serving GPUs rise from there
+    // to about the limit, while the idle metered ones stay at rest. phi is the rising part's
+    // share of the loaded total (0 without descriptors, where sigma is 1).
+    const double serving = s.tp * s.pp * s.dp;
+    const double idle = s.gpus_metered.value_or(serving) - serving;
+    const double sigma = ratios.idle_power;
+    x.run_s = s.run->value();
+    x.rising_share = serving * (1.0 - sigma) / (serving + idle * sigma);
+  }
+  return x;
 }
 
 namespace {
@@ -86,11 +99,38 @@ constexpr std::array<std::size_t, 7> kLinearTail = {d1, d2, c_tp, c_pp, c_dp, c_
 
 }  // namespace
 
+bool has_run_start(const Features& x) {
+  return x.run_s > 0.0 && x.rising_share > 0.0;
+}
+
+namespace {
+
+// The run-start factor 1 - phi x h(tau) with h = tau / T x (1 - exp(-T / tau)): the mean, over a
+// run of duration T, of a rise exp(-t / tau) of the rising share phi of the metered power. h
+// falls from 1 (tau >> T) to 0 (tau = 0). `slope` receives d(factor) / d(tau).
+double run_start(double tau, const Features& x, double* slope) {
+  if (!has_run_start(x)) {
+    if (slope) *slope = 0.0;
+    return 1.0;
+  }
+  if (tau <= 0.0) {  // h -> 0 as tau -> 0, with dh/dtau -> 1 / T
+    if (slope) *slope = -x.rising_share / x.run_s;
+    return 1.0;
+  }
+  const double u = x.run_s / tau;
+  const double rest = std::exp(-u);
+  const double h = (1.0 - rest) / u;
+  if (slope) *slope = -x.rising_share * ((1.0 - rest) / x.run_s - rest / tau);
+  return 1.0 - x.rising_share * h;
+}
+
+}  // namespace
+
 double closed_form(const Params& p, const Features& x) {
   double e = phase(p, a_p, x.input_tokens, x, nullptr) + phase(p, a_d, x.output_tokens, x, nullptr);
   const auto units = linear_units(x);
   for (std::size_t j = 0; j < units.size(); ++j) e += p[kLinearTail[j]] * units[j];
-  return e;
+  return e * run_start(p[tau_r], x, nullptr);
 }
 
 double closed_form(const Params& p, const Features& x, Gradient& grad) {
@@ -100,7 +140,11 @@ double closed_form(const Params& p, const Features& x, Gradient& grad) {
     e += p[kLinearTail[j]] * units[j];
     grad[kLinearTail[j]] = units[j];
   }
-  return e;
+  double slope = 0.0;
+  const double factor = run_start(p[tau_r], x, &slope);
+  for (double& g : grad) g *= factor;
+  grad[tau_r] = e * slope;
+  return e * factor;
 }
 
 }  // namespace kareus::energylens

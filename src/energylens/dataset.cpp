@@ -29,6 +29,12 @@ Sample parse_row(const CsvRow& row, EnergyColumn energy) {
   s.gpu = row.optional_text("gpu").value_or("");
   if (row.optional_text("time_s")) s.time = Seconds(row.positive_number("time_s"));
   if (row.optional_text("power_w")) s.power = Watts(row.positive_number("power_w"));
+  if (row.optional_text("run_s")) s.run = Seconds(row.positive_number("run_s"));
+  if (row.optional_text("gpus_metered")) {
+    s.gpus_metered = static_cast<double>(row.positive_integer("gpus_metered"));
+    if (*s.gpus_metered < s.tp * s.pp * s.dp)
+      row.fail("gpus_metered", "must be at least tp x pp x dp (the GPUs that serve the row)");
+  }
   return s;
 }
 
@@ -62,6 +68,8 @@ Dataset from_table(const CsvTable& table, EnergyColumn energy) {
   data.has_input_tokens = with_inputs > 0;
   data.has_time = std::all_of(data.samples.begin(), data.samples.end(),
                               [](const Sample& s) { return s.time.has_value(); });
+  data.has_run = std::any_of(data.samples.begin(), data.samples.end(),
+                             [](const Sample& s) { return s.run || s.gpus_metered; });
   return data;
 }
 
@@ -78,15 +86,20 @@ Dataset read_dataset(const std::filesystem::path& path, EnergyColumn energy) {
 std::string dataset_to_csv(const Dataset& data) {
   std::string out = "scenario,tp,pp,dp,batch,output_tokens";
   if (data.has_input_tokens) out += ",input_tokens";
-  out += ",energy_j,model,gpu,time_s,power_w\n";
+  out += ",energy_j,model,gpu,time_s,power_w";
+  out += data.has_run ? ",run_s,gpus_metered\n" : "\n";
   auto opt = [](const auto& v) { return v ? format_number(v->value()) : std::string(); };
   for (const Sample& s : data.samples) {
     out += fmt::format("{},{},{},{},{},{}", csv_escape(s.scenario), format_number(s.tp),
                        format_number(s.pp), format_number(s.dp), format_number(s.batch),
                        format_number(s.output_tokens));
     if (data.has_input_tokens) out += "," + format_number(s.input_tokens.value_or(0.0));
-    out += fmt::format(",{},{},{},{},{}\n", opt(s.energy), csv_escape(s.model), csv_escape(s.gpu),
+    out += fmt::format(",{},{},{},{},{}", opt(s.energy), csv_escape(s.model), csv_escape(s.gpu),
                        opt(s.time), opt(s.power));
+    if (data.has_run)
+      out +=
+          fmt::format(",{},{}", opt(s.run), s.gpus_metered ? format_number(*s.gpus_metered) : "");
+    out += "\n";
   }
   return out;
 }

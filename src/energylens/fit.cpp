@@ -26,10 +26,14 @@ struct Problem {
 
   // The linear parameters the fit may move (the parallelism terms' stay at 0 when left out).
   std::vector<std::size_t> linear;
+  // Some row was measured over a whole run, so tau_r is fitted (else it stays 0, unused).
+  bool runs = false;
+  // The parameters the optimiser moves: all but tau_r without runs.
+  std::vector<std::size_t> moved;
 
   Problem(const std::vector<Sample>& rows, Loss l, const std::vector<std::string>& by,
           bool descriptors = false, bool parallel_terms = true, bool kv_term = true,
-          bool step_term = true)
+          bool step_term = true, bool run_start_term = true)
       : groups(rows, by), scale_by(by), loss(l) {
     for (std::size_t k = 0; k < kParams; ++k) {
       const bool parallel =
@@ -44,7 +48,10 @@ struct Problem {
       x.push_back(
           features_of(s, descriptors ? cache.ratios(s, "training data") : ParallelRatios{}));
       energy.push_back(s.energy->value());
+      runs = runs || (run_start_term && has_run_start(x.back()));
     }
+    for (std::size_t k = 0; k < kParams; ++k)
+      if (runs || k != tau_r) moved.push_back(k);
   }
 
   double evaluate(const Params& p, Gradient* grad, std::vector<double>* scales_out) const {
@@ -109,17 +116,23 @@ struct Problem {
   }
 };
 
-// LBFGSpp objective over scaled variables z = p / scale, so the linear parameters (J, possibly
-// large) and the exponents (order 1) are equally well conditioned.
+// LBFGSpp objective over scaled variables z = p / scale of the moved parameters, so the linear
+// parameters (J, possibly large) and the exponents (order 1) are equally well conditioned.
 struct Objective {
   const Problem& problem;
   Params scale;
+  Params fixed;  // the values of the parameters not moved
+  Params params(const Eigen::VectorXd& z) const {
+    Params p = fixed;
+    for (std::size_t j = 0; j < problem.moved.size(); ++j)
+      p[problem.moved[j]] = z(static_cast<Eigen::Index>(j)) * scale[problem.moved[j]];
+    return p;
+  }
   double operator()(const Eigen::VectorXd& z, Eigen::VectorXd& grad) const {
-    Params p;
-    for (std::size_t k = 0; k < kParams; ++k) p[k] = z(static_cast<Eigen::Index>(k)) * scale[k];
     Gradient g;
-    const double v = problem.evaluate(p, &g, nullptr);
-    for (std::size_t k = 0; k < kParams; ++k) grad(static_cast<Eigen::Index>(k)) = g[k] * scale[k];
+    const double v = problem.evaluate(params(z), &g, nullptr);
+    for (std::size_t j = 0; j < problem.moved.size(); ++j)
+      grad(static_cast<Eigen::Index>(j)) = g[problem.moved[j]] * scale[problem.moved[j]];
     return std::isfinite(v) ? v : std::numeric_limits<double>::max();
   }
 };
@@ -135,9 +148,11 @@ Start run_lbfgsb(const Problem& problem, Params p, int max_iterations) {
   Params scale;
   for (std::size_t k = 0; k < kParams; ++k)
     scale[k] = info[k].linear ? std::max(std::fabs(p[k]), 1e-6) : 1.0;
-  Eigen::VectorXd z(kParams), lb(kParams), ub(kParams);
-  for (std::size_t k = 0; k < kParams; ++k) {
-    const auto i = static_cast<Eigen::Index>(k);
+  const auto m = static_cast<Eigen::Index>(problem.moved.size());
+  Eigen::VectorXd z(m), lb(m), ub(m);
+  for (std::size_t j = 0; j < problem.moved.size(); ++j) {
+    const std::size_t k = problem.moved[j];
+    const auto i = static_cast<Eigen::Index>(j);
     const bool fixed_zero =
         info[k].linear &&
         std::find(problem.linear.begin(), problem.linear.end(), k) == problem.linear.end();
@@ -153,7 +168,7 @@ Start run_lbfgsb(const Problem& problem, Params p, int max_iterations) {
   param.delta = 1e-12;
   param.max_linesearch = 60;
   LBFGSpp::LBFGSBSolver<double> solver(param);
-  Objective objective{problem, scale};
+  Objective objective{problem, scale, p};
   double fx = 0.0;
   bool converged = true;
   Eigen::VectorXd best = z;
@@ -166,7 +181,7 @@ Start run_lbfgsb(const Problem& problem, Params p, int max_iterations) {
     converged = false;
     best = z.cwiseMax(lb).cwiseMin(ub);
   }
-  for (std::size_t k = 0; k < kParams; ++k) p[k] = best(static_cast<Eigen::Index>(k)) * scale[k];
+  p = objective.params(best);
   return {p, problem.evaluate(p, nullptr, nullptr), converged};
 }
 
@@ -262,6 +277,9 @@ void fit_scale_term(EnergyModel& model, const Problem& problem, const std::vecto
     model.scale_log_variances[problem.groups.names[g]] = per_group[g].log_variance;
   }
 }
+
+// Where the fit starts tau_r (s): the order of a GPU's rise to its loaded power.
+constexpr double kRunStartTauStart = 1.0;
 
 Params random_start(Rng& rng) {
   Params p{};
@@ -421,9 +439,10 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
   EnergyModel m;
   const JsonValue p = v.at("params");
   for (std::size_t k = 0; k < kParams; ++k) {
-    // Models saved before the parallelism, KV and step terms existed predict as if they were 0.
+    // Models saved before the parallelism, KV, step and run-start terms existed predict as if
+    // they were 0.
     const bool added_later =
-        k == c_kv || k == c_step ||
+        k == c_kv || k == c_step || k == tau_r ||
         std::find(kParallelParams.begin(), kParallelParams.end(), k) != kParallelParams.end();
     const ParamInfo& info = parameter_info()[k];
     if (added_later && !p.contains(info.name)) {
@@ -502,7 +521,8 @@ EnergyModel fit_energy_model(const std::vector<Sample>& rows, const FitOptions& 
         "", "--scale-by", fmt::format("{}", fmt::join(options.scale_by, ",")),
         "the descriptor scale needs groups by model and gpu (or --descriptors off)");
   const Problem problem(rows, options.loss, options.scale_by, options.descriptors,
-                        options.parallel_terms, options.kv_term, options.step_term);
+                        options.parallel_terms, options.kv_term, options.step_term,
+                        options.run_start_term);
   std::vector<GroupEvidence> evidence = group_evidence(problem, rows, options.descriptors);
   Rng rng(options.seed);
   EnergyModel model;
@@ -519,6 +539,7 @@ EnergyModel fit_energy_model(const std::vector<Sample>& rows, const FitOptions& 
     } else {
       p = random_start(rng);
     }
+    if (problem.runs) p[tau_r] = kRunStartTauStart;
     problem.init_linear(p);
     const Start s = run_lbfgsb(problem, p, options.max_iterations);
     model.restarts_converged += s.converged ? 1 : 0;

@@ -95,8 +95,11 @@ ImportResult import_tokenpowerbench(const CsvTable& t) {
     s.energy = Joules(row.positive_number("gpu_energy_J") / requests);
     s.time = Seconds(row.positive_number("duration_s") / requests);
     s.power = Watts(row.positive_number("gpu_avg_power_W"));
+    s.run = Seconds(row.positive_number("duration_s"));
+    s.gpus_metered = static_cast<double>(gpus);
     r.data.samples.push_back(std::move(s));
   }
+  r.data.has_run = true;
   r.notes = {
       "scenario = model@engine|number of GPUs metered|max output length (the workload); the GPU "
       "is the dataset's H100 NVL (gpu_memory_total_mb = 95830)",
@@ -106,6 +109,8 @@ ImportResult import_tokenpowerbench(const CsvTable& t) {
       "gpu_energy_per_response_J is not used because it disagrees with gpu_energy_J / responses",
       "output_tokens = total_output_tokens / responses; time_s = duration_s / responses; "
       "power_w = gpu_avg_power_W",
+      "run_s = duration_s (the whole run, from its start: the run-start term); gpus_metered = "
+      "the GPUs in per_gpu_power_W",
       std::string(kPrefillNote)};
   return r;
 }

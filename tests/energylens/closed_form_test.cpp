@@ -68,6 +68,22 @@ TEST(EnergyLensClosedForm, MatchesHandComputedValues) {
   EXPECT_NEAR(g[c_step], 100, 1e-12);
 }
 
+// The analytic gradient at (p, x) against central differences, parameter by parameter.
+void expect_gradient_matches(const Params& p, const Features& x, int trial) {
+  Gradient g;
+  const double value = closed_form(p, x, g);
+  EXPECT_DOUBLE_EQ(value, closed_form(p, x));
+  for (std::size_t k = 0; k < kParams; ++k) {
+    const double h = 1e-6 * std::max(1.0, std::fabs(p[k]));
+    Params up = p, down = p;
+    up[k] += h;
+    down[k] -= h;
+    const double fd = (closed_form(up, x) - closed_form(down, x)) / (2 * h);
+    EXPECT_NEAR(g[k], fd, 1e-5 * std::max(1.0, std::fabs(fd)))
+        << parameter_info()[k].name << " trial " << trial;
+  }
+}
+
 TEST(EnergyLensClosedForm, GradientMatchesCentralDifferences) {
   Rng rng(7);
   for (int trial = 0; trial < 50; ++trial) {
@@ -80,18 +96,44 @@ TEST(EnergyLensClosedForm, GradientMatchesCentralDifferences) {
                      double(rng.integer(1, 4)),
                      rng.uniform(0.01, 2.0),
                      rng.uniform(0.1, 0.4)};
-    Gradient g;
-    const double value = closed_form(p, x, g);
-    EXPECT_DOUBLE_EQ(value, closed_form(p, x));
-    for (std::size_t k = 0; k < kParams; ++k) {
-      const double h = 1e-6 * std::max(1.0, std::fabs(p[k]));
-      Params up = p, down = p;
-      up[k] += h;
-      down[k] -= h;
-      const double fd = (closed_form(up, x) - closed_form(down, x)) / (2 * h);
-      EXPECT_NEAR(g[k], fd, 1e-5 * std::max(1.0, std::fabs(fd)))
-          << parameter_info()[k].name << " trial " << trial;
-    }
+    expect_gradient_matches(p, x, trial);
+  }
+}
+
+// The run-start factor by hand: with tau = 2 s over a 4 s run, h = 2 / 4 x (1 - e^-2), and a
+// rising share phi = 0.5 leaves 1 - 0.5 h of the steady-state energy; a steady-state row (no run)
+// and tau = 0 leave all of it.
+TEST(EnergyLensClosedForm, RunStartFactorByHand) {
+  Params p{};
+  p[d1] = 10.0;  // E = 10 J at TP 1 before the factor
+  Features x{1, 1, 8, 1, 100};
+  EXPECT_DOUBLE_EQ(closed_form(p, x), 10.0);
+  p[tau_r] = 2.0;
+  EXPECT_DOUBLE_EQ(closed_form(p, x), 10.0);
+  x.run_s = 4.0;
+  x.rising_share = 0.5;
+  EXPECT_NEAR(closed_form(p, x), 10.0 * (1.0 - 0.5 * 0.5 * (1.0 - std::exp(-2.0))), 1e-12);
+  p[tau_r] = 0.0;
+  EXPECT_DOUBLE_EQ(closed_form(p, x), 10.0);
+  // At tau = 0 the factor's slope is its limit, -phi / T (one-sided: tau >= 0).
+  Gradient g;
+  closed_form(p, x, g);
+  EXPECT_NEAR(g[tau_r], -10.0 * 0.5 / 4.0, 1e-12);
+  Params up = p;
+  up[tau_r] = 1e-7;
+  EXPECT_NEAR((closed_form(up, x) - closed_form(p, x)) / 1e-7, g[tau_r], 1e-5);
+}
+
+// The same central differences for rows measured over whole runs, from runs much shorter than
+// tau (factor near 1 - phi) to much longer (near 1).
+TEST(EnergyLensClosedForm, RunStartGradientMatchesCentralDifferences) {
+  Rng rng(13);
+  for (int trial = 0; trial < 50; ++trial) {
+    const Params p = random_params(rng);
+    Features x{1.0, 1.0, rng.uniform(1.0, 512.0), 1.0, rng.uniform(10.0, 2000.0)};
+    x.run_s = std::exp(rng.uniform(std::log(0.1), std::log(1000.0)));
+    x.rising_share = rng.uniform(0.05, 0.95);
+    expect_gradient_matches(p, x, trial);
   }
 }
 

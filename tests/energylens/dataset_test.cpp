@@ -41,6 +41,38 @@ TEST(EnergyLensDataset, ReadsRequiredAndOptionalColumns) {
   EXPECT_DOUBLE_EQ(*back.samples[0].input_tokens, 100.0);
 }
 
+// A row measured over a whole run keeps its duration and metered GPUs through a round trip; a
+// steady-state row (no run_s) has neither, and a file without them writes neither column.
+TEST(EnergyLensDataset, ReadsAndWritesTheRunColumns) {
+  const Dataset d = parse_dataset(
+      "scenario,tp,pp,batch,output_tokens,energy_j,run_s,gpus_metered\n"
+      "s1,1,1,64,200,55.5,2.5,4\n"
+      "s1,2,1,64,200,50,,\n",
+      "runs.csv");
+  EXPECT_TRUE(d.has_run);
+  EXPECT_DOUBLE_EQ(d.samples[0].run->value(), 2.5);
+  EXPECT_EQ(d.samples[0].gpus_metered, 4.0);
+  EXPECT_FALSE(d.samples[1].run.has_value());
+  EXPECT_FALSE(d.samples[1].gpus_metered.has_value());
+  const Dataset back = parse_dataset(dataset_to_csv(d), "back.csv");
+  EXPECT_DOUBLE_EQ(back.samples[0].run->value(), 2.5);
+  EXPECT_EQ(back.samples[0].gpus_metered, 4.0);
+  EXPECT_FALSE(back.samples[1].run.has_value());
+  const std::string steady = dataset_to_csv(parse_dataset(kHeader + "s,1,1,8,100,5\n", "s.csv"));
+  EXPECT_EQ(steady.find("run_s"), std::string::npos);
+}
+
+TEST(EnergyLensDataset, RejectsBadRunColumns) {
+  const std::string header = "scenario,tp,pp,batch,output_tokens,energy_j,run_s,gpus_metered\n";
+  const std::string zero_run = error_of(header + "s,1,1,8,100,5,0,1\n");
+  EXPECT_NE(zero_run.find("bad.csv:2"), std::string::npos) << zero_run;
+  EXPECT_NE(zero_run.find("run_s"), std::string::npos) << zero_run;
+  const std::string few = error_of(header + "s,4,1,8,100,5,3,2\n");
+  EXPECT_NE(few.find("bad.csv:2"), std::string::npos) << few;
+  EXPECT_NE(few.find("gpus_metered"), std::string::npos) << few;
+  EXPECT_NE(few.find("at least tp x pp x dp"), std::string::npos) << few;
+}
+
 TEST(EnergyLensDataset, RejectsMissingColumnNamingIt) {
   const std::string e = error_of("scenario,tp,pp,batch,energy_j\ns,1,1,8,3\n");
   EXPECT_NE(e.find("bad.csv"), std::string::npos) << e;

@@ -54,8 +54,13 @@ TEST(EnergyLensImport, TokenPowerBenchKeepsEveryRow) {
     EXPECT_LE(s.batch, row.number("batch_size_field"));
     EXPECT_LE(s.batch, row.number("responses"));
     EXPECT_EQ(s.model.find("models--"), std::string::npos) << s.model;
+    // The run's duration and the metered GPUs feed the run-start term.
+    EXPECT_DOUBLE_EQ(s.run->value(), row.number("duration_s"));
+    EXPECT_GE(*s.gpus_metered, 1.0);
   }
-  EXPECT_EQ(parse_dataset(dataset_to_csv(r.data), "x.csv").samples.size(), 185u);
+  const Dataset back = parse_dataset(dataset_to_csv(r.data), "x.csv");
+  ASSERT_EQ(back.samples.size(), 185u);
+  EXPECT_EQ(back.samples[2].gpus_metered, 4.0);  // gpu0..gpu3 in per_gpu_power_W
 }
 
 TEST(EnergyLensImport, BadInputIsAnErrorNotASkippedRow) {

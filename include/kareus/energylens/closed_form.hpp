@@ -12,8 +12,12 @@
 // and a step term of ours (docs/energylens.md, "Step term"):
 //     + c_step * out * TP * PP / batch                       (fixed time of each decode step, on
 //                                                             every GPU, shared by the batch)
+// and the whole of it times a run-start factor of ours (docs/energylens.md, "Run-start term"),
+// for rows measured over a whole run of duration T from its start:
+//   E x (1 - phi x tau_r / T x (1 - exp(-T / tau_r)))          (metered power still rising)
 // rho: a token's all-reduce time over the time to stream the weights once (model and link
-// descriptors), sigma: static over limit power (GPU). Parameters in the order of `Param`.
+// descriptors), sigma: static over limit power (GPU), phi: the share of the metered power that
+// rises at the start, from sigma and the GPU counts. Parameters in the order of `Param`.
 #pragma once
 
 #include <array>
@@ -41,9 +45,10 @@ enum Param : std::size_t {
   c_pp,
   c_dp,
   c_kv,
-  c_step
+  c_step,
+  tau_r
 };
-inline constexpr std::size_t kParams = 17;
+inline constexpr std::size_t kParams = 18;
 // The parallelism terms' coefficients, fixed at 0 when a fit leaves them out.
 inline constexpr std::array<std::size_t, 3> kParallelParams = {c_tp, c_pp, c_dp};
 using Params = std::array<double, kParams>;
@@ -73,6 +78,9 @@ struct Features {
   // (descriptors off), so the terms then grow with the degree alone.
   double tp_comm_ratio = 1.0;     // rho = 4 x layers x hidden / N x (HBM GB/s / link GB/s)
   double idle_power_share = 1.0;  // sigma = static power / power limit
+  // The run-start factor's inputs: the run's duration, s (0: steady state, no factor), and phi.
+  double run_s = 0.0;
+  double rising_share = 0.0;
 };
 // The descriptor ratios of a row's model and GPU (parallel_ratios() in descriptors.hpp).
 struct ParallelRatios {
@@ -80,6 +88,9 @@ struct ParallelRatios {
   double idle_power = 1.0;
 };
 Features features_of(const Sample& s, const ParallelRatios& ratios = {});
+
+// Whether the run-start factor applies to the row (it was measured over a whole run).
+bool has_run_start(const Features& x);
 
 double closed_form(const Params& p, const Features& x);
 // Value and the analytic gradient with respect to all parameters.

@@ -1,6 +1,7 @@
 // The canonical EnergyLens CSV: one row per measured (or candidate) serving configuration.
 // Required columns: scenario,tp,pp,batch,output_tokens,energy_j. Optional: dp,input_tokens,model,
-// gpu,time_s,power_w. Energy, time and tokens refer to one request (docs/energylens.md).
+// gpu,time_s,power_w,run_s,gpus_metered. Energy, time and tokens refer to one request
+// (docs/energylens.md).
 #pragma once
 
 #include <array>
@@ -30,6 +31,11 @@ struct Sample {
   std::string gpu;
   std::optional<Seconds> time;
   std::optional<Watts> power;
+  // The measured run the row comes from: its duration (absent for a steady-state measurement or a
+  // candidate configuration) and how many GPUs its energy counts (default TP x PP x DP; more when
+  // idle GPUs were metered too). They enter the run-start term (closed_form.hpp).
+  std::optional<Seconds> run;
+  std::optional<double> gpus_metered;
   std::size_t line = 0;  // line in the source file, for messages
   // The model's and GPU's descriptors in ScaleTerm order (parameters / 1e9, active parameters /
   // 1e9, KV MB per token, W per GB/s of HBM), zero unless attach_descriptors() filled them.
@@ -43,6 +49,7 @@ struct Dataset {
   // meaning from row to row).
   bool has_input_tokens = false;
   bool has_time = false;  // every row has time_s
+  bool has_run = false;   // some row has run_s
 
   double energy_j(std::size_t i) const { return samples[i].energy->value(); }
 };

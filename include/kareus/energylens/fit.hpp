@@ -56,6 +56,11 @@ struct FitOptions {
   // error of the random split and of leave-one-model-out on ML.ENERGY
   // (docs/benchmarks/energylens.md).
   bool step_term = true;
+  // Fit the run-start time constant tau_r (closed_form.hpp) where training rows were measured
+  // over whole runs (run_s); false, or no such row, holds it at 0. On by default: it lowers the
+  // error and raises the ranking on TokenPowerBench, whose short runs meter the power's rise, and
+  // leaves ML.ENERGY (steady state, no run_s) unchanged (docs/benchmarks/energylens.md).
+  bool run_start_term = true;
 };
 
 // Two-sided coverage of the intervals predict() reports.
