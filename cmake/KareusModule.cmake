@@ -120,7 +120,8 @@ function(kareus_label_tests executable)
       "  message(FATAL_ERROR [==[${executable}: no test named ${test} to label ${ARG_LABEL}]==])\n"
       "endif()\n")
   endforeach()
-  file(WRITE "${script}" "${body}")
+  # Until the executable is built there is no list to look in (its tests are one *_NOT_BUILT).
+  file(WRITE "${script}" "if(DEFINED ${executable}_TESTS)\n${body}endif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${script}")
 endfunction()
 
