@@ -2,7 +2,7 @@
 BUILD ?= build
 KAREUS := $(BUILD)/apps/kareus/kareus
 
-.PHONY: setup demo test bench mutants format package sanitize fuzz ci-extra
+.PHONY: setup demo test bench mutants format package sanitize sanitize-all fuzz ci-extra
 
 setup:
 	@scripts/setup.sh
@@ -30,16 +30,21 @@ bench: setup
 mutants: setup
 	scripts/mutants.sh
 
-# The unit tests of the modules the fuzz targets link, under ASan, UBSan and LeakSanitizer, in the
-# clang tree the fuzz targets share (build-sanitize/; scripts/sanitized-build.sh). The planner
-# stack's tests, the CLI tests and capi_test need about 100 more instrumented files; name them to
-# run them too, e.g. make sanitize SANITIZE_TESTS="test_planner capi_test". Costs:
-# docs/hardening.md.
+# The library's unit tests under ASan, UBSan and LeakSanitizer, in the clang tree the fuzz
+# targets share (build-sanitize/; scripts/sanitized-build.sh), less the tests labelled
+# sanitize_slow (minutes each when instrumented; docs/hardening.md lists them and why).
+# `make sanitize-all` runs those too. Name executables to run only them, e.g.
+# make sanitize SANITIZE_TESTS="test_planner capi_test". Costs: docs/hardening.md.
 SANITIZE_TESTS := test_core test_hardware test_nvml test_workload test_schedule test_partition \
-  test_executor test_frontier test_kernel_dvfs test_energylens test_runtime
+  test_executor test_frontier test_kernel_dvfs test_energylens test_runtime \
+  test_search test_store test_planner test_report test_scaleout
+SANITIZE_SKIP_LABELS ?= sanitize_slow
 sanitize:
 	@scripts/setup.sh --no-build
-	scripts/sanitize.sh $(SANITIZE_TESTS)
+	SANITIZE_SKIP_LABELS='$(SANITIZE_SKIP_LABELS)' scripts/sanitize.sh $(SANITIZE_TESTS)
+
+sanitize-all:
+	$(MAKE) sanitize SANITIZE_SKIP_LABELS=
 
 # libFuzzer over every reader, FUZZ_SECONDS (default 20) each; see docs/hardening.md.
 fuzz:

@@ -94,6 +94,37 @@ function(kareus_add_test name)
       ENVIRONMENT_MODIFICATION "XDG_CACHE_HOME=set:${PROJECT_BINARY_DIR}/test-cache")
 endfunction()
 
+# kareus_label_tests(<executable> LABEL <label> TESTS <test names>...)
+# Adds LABEL to some of an executable's discovered tests, e.g. sanitize_slow, which `make
+# ci-extra` leaves out (docs/hardening.md). A name is Suite.Test as gtest lists it; ctest's name of
+# a parameterised test goes on with "  # GetParam() = ..." (bytes that change from build to build
+# where the parameter has no printer), so a name also labels the tests it begins, up to that space.
+# gtest_discover_tests defines the tests when ctest starts, so the label is set by a script that
+# ctest includes after the executable's discovery script: one added to the folder's
+# TEST_INCLUDE_FILES after kareus_add_test (ctest's set_tests_properties adds to LABELS). A name
+# that labels no discovered test stops ctest, so a renamed test is not quietly unlabelled.
+function(kareus_label_tests executable)
+  cmake_parse_arguments(ARG "" "LABEL" "TESTS" ${ARGN})
+  set(script "${CMAKE_CURRENT_BINARY_DIR}/${executable}_${ARG_LABEL}_labels.cmake")
+  set(body "")
+  foreach(test ${ARG_TESTS})
+    string(APPEND body "set(labelled 0)\n"
+      "foreach(t IN LISTS ${executable}_TESTS)\n"
+      "  string(FIND \"\${t}\" [==[${test}  # ]==] at)\n"
+      "  if(t STREQUAL [==[${test}]==] OR at EQUAL 0)\n"
+      "    set_tests_properties(\"\${t}\" PROPERTIES LABELS ${ARG_LABEL})\n"
+      "    set(labelled 1)\n"
+      "  endif()\n"
+      "endforeach()\n"
+      "if(NOT labelled)\n"
+      "  message(FATAL_ERROR [==[${executable}: no test named ${test} to label ${ARG_LABEL}]==])\n"
+      "endif()\n")
+  endforeach()
+  # Until the executable is built there is no list to look in (its tests are one *_NOT_BUILT).
+  file(WRITE "${script}" "if(DEFINED ${executable}_TESTS)\n${body}endif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${script}")
+endfunction()
+
 # kareus_add_cli_test(<name> SOURCES <files>... DEPS <targets>... [USES <targets>...])
 # A test that runs the built kareus binary (KAREUS_BINARY) end to end; USES names further
 # executables or libraries it runs (their paths are up to the caller to pass).
