@@ -24,6 +24,12 @@ struct Case {
   search::Strategy strategy;
 };
 
+// gtest would otherwise print the struct's raw bytes into ctest's test names, which then change
+// from build to build (ctest labels and filters need stable names).
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name;
+}
+
 class PartitionClocks : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
