@@ -7,8 +7,11 @@
 #include <CoinPackedMatrix.hpp>
 #include <OsiClpSolverInterface.hpp>
 
+#include <signal.h>
+
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <numeric>
 #include <string>
 
@@ -16,6 +19,27 @@
 
 namespace kareus::frontier {
 namespace {
+
+// CbcMain0/1, CBC's command-line driver, keep state in file statics and are not made for
+// concurrent calls (the planner refines every method's selection side by side), and CbcMain1
+// installs a SIGINT handler of its own and leaves it installed when it returns, so Ctrl-C would no
+// longer reach the program's handler, nor Python's KeyboardInterrupt come, after a solve. Held
+// around the driver: solves take turns, and the handler that was there is put back.
+class CbcDriverTurn {
+ public:
+  CbcDriverTurn() : lock_(mutex()) { sigaction(SIGINT, nullptr, &saved_); }
+  ~CbcDriverTurn() { sigaction(SIGINT, &saved_, nullptr); }
+  CbcDriverTurn(const CbcDriverTurn&) = delete;
+  CbcDriverTurn& operator=(const CbcDriverTurn&) = delete;
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex one_at_a_time;
+    return one_at_a_time;
+  }
+  std::lock_guard<std::mutex> lock_;
+  struct sigaction saved_ {};
+};
 
 // The options of one set that can be optimal, fastest first. An option another one beats in both
 // time and time-effective energy e - P t never is (swap it for that one: no path gets longer and
@@ -242,6 +266,7 @@ std::optional<DeadlineOptimum> DeadlineModel::optimum(double time_limit, std::sp
     const double energy = fixed.getObjValue();
     args.insert(args.end(), {"-cutoff", fmt::format("{:.17g}", energy + 1e-7 * std::fabs(energy))});
   }
+  const CbcDriverTurn turn;
   CbcModel model(integer_program);
   // CbcMain0/1 run CBC as its command-line solver does, with its default cut generators and
   // heuristics; a bare CbcModel::branchAndBound has neither and is far slower here. CbcMain1 reads

@@ -2,43 +2,17 @@
 
 #include <fmt/format.h>
 
-#include <signal.h>
-
 #include <chrono>
-#include <mutex>
-#include <optional>
 #include <string>
 
 #include "kareus/core/error.hpp"
 #include "kareus/frontier/deadline_model.hpp"
 
 namespace kareus::frontier {
-namespace {
-
-// CbcMain1 installs a SIGINT handler of its own and leaves it installed when it returns (the
-// disposition differs after a refinement), so Ctrl-C would no longer reach the program's handler,
-// nor Python's KeyboardInterrupt come, after a refinement. The handler that was there is put back.
-class KeepSigint {
- public:
-  KeepSigint() { sigaction(SIGINT, nullptr, &saved_); }
-  ~KeepSigint() { sigaction(SIGINT, &saved_, nullptr); }
-  KeepSigint(const KeepSigint&) = delete;
-  KeepSigint& operator=(const KeepSigint&) = delete;
-
- private:
-  struct sigaction saved_ {};
-};
-
-}  // namespace
 
 DeadlineRefinement refine_within_deadline(const PipelineProblem& problem,
                                           const std::vector<int>& plan, Seconds deadline,
                                           int max_nodes) {
-  // CbcMain1, CBC's command-line driver, keeps state in file statics and is not made for
-  // concurrent calls, so refinements (the planner refines every method's selection side by side)
-  // take turns. The wait is not the refinement's time.
-  static std::mutex one_at_a_time;
-  const std::lock_guard lock(one_at_a_time);
   const auto began = std::chrono::steady_clock::now();
   require(max_nodes >= 0, "deadline refinement", "max_nodes", std::to_string(max_nodes),
           "a node count >= 0");
@@ -54,11 +28,7 @@ DeadlineRefinement refine_within_deadline(const PipelineProblem& problem,
   // refinement does not use, is the same either way.
   const std::vector<std::string> settings{"-preprocess", "off", "-maxNodes",
                                           std::to_string(max_nodes)};
-  std::optional<DeadlineOptimum> found;
-  {
-    const KeepSigint keep;
-    found = model.optimum(kRefineSafetySeconds, plan, settings);
-  }
+  const auto found = model.optimum(kRefineSafetySeconds, plan, settings);
   if (found) {
     out.time_capped = found->time_limit_reached;
     // CBC's answer is checked as evaluate_plan measures plans: its feasibility tolerances could

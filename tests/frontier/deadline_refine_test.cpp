@@ -67,7 +67,7 @@ TEST(DeadlineRefine, ANodeLimitedRefinementIsTheSameEveryRun) {
 
 void ignore_interrupt(int) {}
 
-// CBC's driver installs its own SIGINT handler and leaves it there; the refinement puts the
+// CBC's driver installs its own SIGINT handler and leaves it there; DeadlineModel::optimum puts the
 // application's back, so Ctrl-C (and Python's KeyboardInterrupt) works after a refinement.
 TEST(DeadlineRefine, TheApplicationsSigintHandlerIsKept) {
   Rng rng(45);

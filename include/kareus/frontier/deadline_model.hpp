@@ -48,7 +48,8 @@ class DeadlineModel {
   // worse than the start (with `convexify`, than the start with each option off its hull run as
   // the cheapest hull option no slower). `settings` are further CBC command-line options ("-cuts",
   // "on", ...), given before the solve, for strengthening the bound. Throws Error (invalid input)
-  // when `start` does not fit the problem or misses the deadline.
+  // when `start` does not fit the problem or misses the deadline. Thread-safe: CBC's driver runs
+  // one solve at a time (calls wait their turn), and the SIGINT handler is as it was on return.
   std::optional<DeadlineOptimum> optimum(double time_limit, std::span<const int> start = {},
                                          std::span<const std::string> settings = {});
 

@@ -22,7 +22,8 @@ struct DeadlineRefinement {
   PlanCost cost;                // evaluate_plan of `assignment`
   bool improved = false;        // CBC found a cheaper plan within the deadline
   bool time_capped = false;     // CBC stopped at kRefineSafetySeconds, not at the node limit
-  double seconds = 0.0;         // wall time of the model's build and the branch and cut
+  double seconds = 0.0;         // wall time: the model's build, any wait for another CBC solve,
+                                // the branch and cut
 };
 
 // The plan CBC finds from `plan` within `max_nodes` nodes (0: the root node's cuts and heuristics

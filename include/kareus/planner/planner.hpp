@@ -55,7 +55,7 @@ struct SelectionRefinement {
   Selection selection;
   bool improved = false;     // the selection now picks CBC's plan, cheaper than the polished one
   bool time_capped = false;  // CBC stopped at frontier::kRefineSafetySeconds, not the node limit
-  double seconds = 0.0;      // wall time of the model's build and the branch and cut
+  double seconds = 0.0;      // wall time (frontier::DeadlineRefinement::seconds)
 };
 
 struct MethodResult {
