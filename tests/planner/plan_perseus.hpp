@@ -14,4 +14,11 @@ inline PlanResult plan_perseus(const workload::Workload& w, const Selection& sel
   return plan(w, options);
 }
 
+// The iteration time `fraction` of the way from m's fastest point to its least-energy one: the
+// selection tests' deadlines across the frontier.
+inline double time_across(const MethodResult& m, double fraction) {
+  const double fastest = m.fastest().time.value();
+  return fastest + (m.min_energy().time.value() - fastest) * fraction;
+}
+
 }  // namespace kareus::planner

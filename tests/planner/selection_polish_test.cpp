@@ -24,11 +24,9 @@ TEST(SelectionPolish, ASelectedPlanMeetsItsBoundAndIsNeverWorseThanTheFrontiers)
   const auto w = testing::llama3b(8, 1);
   const auto free = plan_perseus(w, {});
   const auto& unpolished = free.methods.at(Method::kPerseus);
-  const double fastest = unpolished.fastest().time.value();
-  const double slowest = unpolished.min_energy().time.value();
   int cheaper = 0, faster = 0;
   for (double fraction : {0.0, 0.02, 0.1, 0.25, 0.5, 0.75}) {
-    const Seconds deadline(fastest + (slowest - fastest) * fraction);
+    const Seconds deadline(time_across(unpolished, fraction));
     const auto selected = plan_perseus(w, {SelectionRule::kDeadline, deadline.value()});
     const auto& m = selected.methods.at(Method::kPerseus);
     const auto& point = select_by_deadline(m, deadline);
@@ -60,18 +58,16 @@ TEST(SelectionPolish, SelectingAfterPlanGivesThePlanThatPlanningForTheSelectionG
   auto free = plan_perseus(w, {});
   auto& m = free.methods.at(Method::kPerseus);
   const double fastest = m.fastest().time.value();
-  const double slowest = m.min_energy().time.value();
   const auto same = [](const MethodResult& a, const IterationPoint& p, const MethodResult& b,
                        const IterationPoint& q) {
     EXPECT_EQ(p.time, q.time);
     EXPECT_EQ(p.energy, q.energy);
     EXPECT_EQ(a.solver.assignment(p.plan), b.solver.assignment(q.plan));
   };
-  for (const Selection selection :
-       {Selection{SelectionRule::kDeadline, fastest + 0.3 * (slowest - fastest)},
-        Selection{SelectionRule::kDeadline, fastest + 0.1 * (slowest - fastest)},
-        Selection{SelectionRule::kEnergyBudget,
-                  m.frontier[m.frontier.size() / 4].energy.value()}}) {
+  for (const Selection selection : {Selection{SelectionRule::kDeadline, time_across(m, 0.3)},
+                                    Selection{SelectionRule::kDeadline, time_across(m, 0.1)},
+                                    Selection{SelectionRule::kEnergyBudget,
+                                              m.frontier[m.frontier.size() / 4].energy.value()}}) {
     const auto planned = plan_perseus(w, selection);
     const auto& p = planned.methods.at(Method::kPerseus);
     const IterationPoint after = select_polished(m, selection);

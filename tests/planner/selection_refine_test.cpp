@@ -25,12 +25,9 @@ Selection deadline(double seconds, int milp_nodes) {
 TEST(SelectionRefine, ARefinedPlanMeetsItsDeadlineIsNeverCostlierAndIsCheaperSomewhere) {
   const auto w = testing::llama3b(8, 1);
   const auto free = plan_perseus(w, {});
-  const auto& unpolished = free.methods.at(Method::kPerseus);
-  const double fastest = unpolished.fastest().time.value();
-  const double slowest = unpolished.min_energy().time.value();
   int improved = 0;
   for (double fraction : {0.0, 0.02, 0.1, 0.25, 0.5, 0.75}) {
-    const double bound = fastest + (slowest - fastest) * fraction;
+    const double bound = time_across(free.methods.at(Method::kPerseus), fraction);
     const auto polished = plan_perseus(w, deadline(bound, 0));
     const auto refined = plan_perseus(w, deadline(bound, 10));
     const auto& p = polished.methods.at(Method::kPerseus);
@@ -63,8 +60,7 @@ TEST(SelectionRefine, SelectingAfterPlanGivesThePlanThatPlanningForTheSelectionG
   const auto w = testing::llama3b(8, 1);
   auto free = plan_perseus(w, {});
   auto& m = free.methods.at(Method::kPerseus);
-  const double bound =
-      m.fastest().time.value() + 0.25 * (m.min_energy().time.value() - m.fastest().time.value());
+  const double bound = time_across(m, 0.25);
   const Selection selection = deadline(bound, 10);
   const auto planned = plan_perseus(w, selection);
   const auto& p = planned.methods.at(Method::kPerseus);

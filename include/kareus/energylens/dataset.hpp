@@ -49,7 +49,7 @@ struct Dataset {
   // meaning from row to row).
   bool has_input_tokens = false;
   bool has_time = false;  // every row has time_s
-  bool has_run = false;   // some row has run_s
+  bool has_run = false;   // some row has run_s or gpus_metered (written as columns)
 
   double energy_j(std::size_t i) const { return samples[i].energy->value(); }
 };
