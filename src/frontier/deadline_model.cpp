@@ -15,7 +15,6 @@
 #include <numeric>
 #include <string>
 
-#include "deadline_bounds.hpp"
 #include "kareus/core/error.hpp"
 
 namespace kareus::frontier {
@@ -41,6 +40,35 @@ class CbcDriverTurn {
   std::lock_guard<std::mutex> lock_;
   struct sigaction saved_ {};
 };
+
+// The options of one set that can be optimal, fastest first. An option another one beats in both
+// time and time-effective energy e - P t never is (swap it for that one: no path gets longer and
+// the energy falls). In the LP relaxation only lower-convex-hull vertices carry weight.
+std::vector<int> candidate_options(const std::vector<ExecutionOption>& set, Watts p_blocking,
+                                   bool convexify) {
+  const auto cost = [&](int i) { return (set[i].energy - p_blocking * set[i].time).value(); };
+  const auto time = [&](int i) { return set[i].time.value(); };
+  std::vector<int> order(set.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return time(a) != time(b) ? time(a) < time(b) : cost(a) < cost(b);
+  });
+  std::vector<int> kept;
+  for (int i : order) {
+    if (!kept.empty() && cost(kept.back()) <= cost(i)) continue;
+    if (convexify) {
+      while (kept.size() >= 2) {
+        const int o = kept[kept.size() - 2], a = kept.back();
+        if ((time(a) - time(o)) * (cost(i) - cost(o)) - (cost(a) - cost(o)) * (time(i) - time(o)) >
+            0)
+          break;
+        kept.pop_back();
+      }
+    }
+    kept.push_back(i);
+  }
+  return kept;
+}
 
 }  // namespace
 
@@ -122,13 +150,27 @@ DeadlineModel::DeadlineModel(const PipelineProblem& problem, bool convexify)
     row_lower.push_back(1.0);
     row_upper.push_back(1.0);
   }
-  std::vector<double> fastest(n);
+  // Longest path through each node with everything else at its fastest option: an option longer
+  // than the deadline minus that can never be part of a plan within it (set_deadline drops it).
+  std::vector<double> fastest(n), head(n, 0.0), tail(n, 0.0);
   for (int v = 0; v < n; ++v)
     fastest[v] = *std::min_element(column_time_.begin() + column_begin_[v],
                                    column_time_.begin() + column_begin_[v + 1]);
-  // An option longer than the deadline minus the rest of the longest path through its node, with
-  // everything else at its fastest, can never be part of a plan within it (set_deadline drops it).
-  outside_ = outside_paths(problem, fastest);
+  std::vector<std::vector<std::pair<int, double>>> preds(n), succs(n);
+  for (const auto& [from, to] : dag.edges) {
+    const double delay =
+        dag.nodes[from].stage != dag.nodes[to].stage ? problem.transfer.value() : 0.0;
+    preds[to].emplace_back(from, delay);
+    succs[from].emplace_back(to, delay);
+  }
+  const auto order = dag.topological_order();
+  for (int v : order)
+    for (const auto& [u, delay] : preds[v])
+      head[v] = std::max(head[v], head[u] + fastest[u] + delay);
+  for (auto it = order.rbegin(); it != order.rend(); ++it)
+    for (const auto& [w, delay] : succs[*it])
+      tail[*it] = std::max(tail[*it], delay + fastest[w] + tail[w]);
+  for (int v = 0; v < n; ++v) outside_.push_back(head[v] + tail[v]);
 
   auto& solver = lp_->solver;
   solver.messageHandler()->setLogLevel(0);
@@ -174,10 +216,6 @@ std::optional<std::vector<double>> DeadlineModel::relaxed_durations() {
     for (int c = column_begin_[v]; c < column_begin_[v + 1]; ++c)
       durations[v] += column_time_[c] * x[c];
   return durations;
-}
-
-double DeadlineModel::relaxed_objective() const {
-  return lp_->solver.getObjValue();
 }
 
 std::vector<int> DeadlineModel::start_columns(std::span<const int> start) const {
