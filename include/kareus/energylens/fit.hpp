@@ -79,7 +79,7 @@ struct FitOptions {
 };
 
 // The bag `fit` and `evaluate` use unless told otherwise: on both shipped datasets it lowers the
-// error of the random split and of every transfer protocol, at about 6x the CPU time of one fit
+// error of the random split and of every transfer protocol, at 2-6x the CPU time of one fit
 // (docs/benchmarks/energylens.md, ninth step).
 inline constexpr int kDefaultBags = 10;
 
