@@ -109,6 +109,7 @@ int main() {
     el::EvaluateOptions o;
     o.progress = false;
     o.fit.descriptors = true;
+    o.fit.bags = el::kDefaultBags;
     const el::EvaluationReport r = el::evaluate(imported.data, o);
     // The same protocol with the parallelism terms (closed_form.hpp), EnergyLens rows only.
     el::EvaluateOptions with_terms = o;

@@ -45,9 +45,12 @@ struct FitArgs {
   std::string kv_term = "on";
   std::string step_term = "on";
   std::string run_start_term = "on";
+  int bags = el::kDefaultBags;
 
   void add(CLI::App* cmd) {
-    cmd->add_option("--loss", loss, "relative (mean squared relative error) or log");
+    cmd->add_option("--loss", loss,
+                    "relative (mean squared relative error), log (mean squared log error) or "
+                    "huber (Huber's loss on the log error, threshold from the residuals' scale)");
     cmd->add_option("--restarts", restarts, "L-BFGS-B starts (first fixed, others seeded)");
     cmd->add_option("--seed", seed, "seed of the random starts and splits");
     cmd->add_option("--scale-by", scale_by,
@@ -74,6 +77,10 @@ struct FitArgs {
                     "on: fit the run-start time constant where rows were measured over whole "
                     "runs (run_s: metered power still rising at the start); off: the paper's form")
         ->check(CLI::IsMember({"on", "off"}));
+    cmd->add_option("--bags", bags,
+                    "predict with the geometric mean of this many fits: the fit to all rows and "
+                    "bags - 1 fits to bootstrap resamples of them (seeded by --seed); 1: the "
+                    "single fit");
   }
   el::FitOptions options() const {
     el::FitOptions o;
@@ -86,6 +93,7 @@ struct FitArgs {
     o.kv_term = kv_term == "on";
     o.step_term = step_term == "on";
     o.run_start_term = run_start_term == "on";
+    o.bags = bags;
     return o;
   }
 };
@@ -187,9 +195,14 @@ void add_fit(CLI::App& parent) {
       emit(j.dump(2) + "\n");
       return;
     }
-    std::string text =
-        fmt::format("fitted on {} rows ({} loss, {} scale groups), training MAPE {:.1f} %\n{}",
-                    d.samples.size(), el::loss_name(m.loss), m.scales.size(), mape, params_text(m));
+    std::string text = fmt::format(
+        "fitted on {} rows ({} loss{}, {} scale groups), training MAPE {:.1f} %{}\n{}",
+        d.samples.size(), el::loss_name(m.loss),
+        m.loss == el::Loss::kHuber
+            ? fmt::format(" with threshold {:.4g} in log energy", m.huber_threshold)
+            : "",
+        m.scales.size(), mape,
+        m.bags > 1 ? fmt::format(" (geometric mean of {} fits)", m.bags) : "", params_text(m));
     if (!d.has_input_tokens)
       text += "input tokens not reported: a_p is J per request, absorbing the mean prompt length\n";
     if (m.descriptors) {
@@ -228,6 +241,22 @@ el::EnergyModel load_model(const std::string& path) {
   return el::EnergyModel::from_json(JsonDocument::load_file(path).root());
 }
 
+// predict and select use a bagged model's bag unless told to use its single fit.
+struct BaggingArg {
+  std::string bagging = "on";
+  void add(CLI::App* cmd) {
+    cmd->add_option("--bagging", bagging,
+                    "on: a model fitted with --bags predicts the geometric mean of its fits; off: "
+                    "its fit to all rows alone")
+        ->check(CLI::IsMember({"on", "off"}));
+  }
+  el::EnergyModel load(const std::string& path) const {
+    el::EnergyModel m = load_model(path);
+    if (bagging == "off") m.bags = 1;
+    return m;
+  }
+};
+
 // Candidate rows for a fitted model: with a descriptor scale, every row's model and GPU must be
 // in the catalogues before anything is printed.
 el::Dataset read_candidates(const el::EnergyModel& m, const std::string& path) {
@@ -249,8 +278,10 @@ void add_predict(CLI::App& parent) {
   });
   cmd->add_option("--data", *data, "canonical CSV (energy_j optional)")->required();
   cmd->add_flag("--json", *json, "print one JSON document");
+  auto bagging = std::make_shared<BaggingArg>();
+  bagging->add(cmd);
   cmd->callback([=] {
-    const el::EnergyModel m = load_model(*model);
+    const el::EnergyModel m = bagging->load(*model);
     const el::Dataset d = read_candidates(m, *data);
     Json rows = Json::array();
     TextTable t({"line", "scenario", "config", "predicted J", interval_header(), "measured J"});
@@ -301,8 +332,10 @@ void add_select(CLI::App& parent) {
       ->required();
   cmd->add_option("--scenario", *scenario, "only this scenario");
   cmd->add_flag("--json", *json, "print one JSON document");
+  auto bagging = std::make_shared<BaggingArg>();
+  bagging->add(cmd);
   cmd->callback([=] {
-    const el::EnergyModel m = load_model(*model);
+    const el::EnergyModel m = bagging->load(*model);
     const el::Dataset d = read_candidates(m, *data);
     std::vector<el::Selection> selections = el::select_configurations(m, d);
     if (!scenario->empty()) {

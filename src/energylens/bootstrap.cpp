@@ -10,21 +10,30 @@
 
 namespace kareus::energylens {
 
+std::vector<EnergyModel> bootstrap_fits(const std::vector<Sample>& rows, const FitOptions& fit,
+                                        int count, std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<Sample> resample(rows.size());
+  std::vector<EnergyModel> out;
+  for (int b = 0; b < count; ++b) {
+    for (Sample& s : resample)
+      s = rows[static_cast<std::size_t>(rng.integer(0, static_cast<int>(rows.size()) - 1))];
+    FitOptions o = fit;
+    o.seed = rng.fork_seed();
+    out.push_back(fit_single_model(resample, o));
+  }
+  return out;
+}
+
 EnergyModel fit_with_bootstrap(const std::vector<Sample>& rows, const FitOptions& fit,
                                const BootstrapOptions& bootstrap) {
   if (bootstrap.replicates < 2)
     throw Error::invalid("", "--bootstrap", std::to_string(bootstrap.replicates),
                          "needs at least 2 replicates (0 turns it off)");
-  EnergyModel model = fit_energy_model(rows, fit);
-  Rng rng(bootstrap.seed);
-  std::vector<Sample> resample(rows.size());
-  for (int b = 0; b < bootstrap.replicates; ++b) {
-    for (Sample& s : resample)
-      s = rows[static_cast<std::size_t>(rng.integer(0, static_cast<int>(rows.size()) - 1))];
-    FitOptions o = fit;
-    o.seed = rng.fork_seed();
-    model.replicates.push_back(fit_energy_model(resample, o));
-  }
+  EnergyModel model = fit_single_model(rows, fit);
+  model.replicates =
+      bootstrap_fits(rows, fit, std::max(bootstrap.replicates, fit.bags - 1), bootstrap.seed);
+  model.bags = fit.bags;
   return model;
 }
 

@@ -11,6 +11,7 @@
 
 #include "kareus/core/error.hpp"
 #include "kareus/core/rng.hpp"
+#include "kareus/energylens/bootstrap.hpp"
 #include "scaled_loss.hpp"
 
 namespace kareus::energylens {
@@ -23,6 +24,7 @@ struct Problem {
   detail::ScaleGroups groups;
   std::vector<std::string> scale_by;
   Loss loss = Loss::kRelative;
+  double huber_threshold = 0.0;  // log units, for Loss::kHuber
 
   // The linear parameters the fit may move (the parallelism terms' stay at 0 when left out).
   std::vector<std::size_t> linear;
@@ -68,7 +70,7 @@ struct Problem {
     }
     std::vector<double> g;
     const double v = detail::scaled_loss(loss, f, energy, groups, grad ? &df : nullptr, kParams,
-                                         grad ? &g : nullptr, scales_out);
+                                         grad ? &g : nullptr, scales_out, huber_threshold);
     if (grad) {
       if (g.size() == kParams)
         std::copy(g.begin(), g.end(), grad->begin());
@@ -281,6 +283,64 @@ void fit_scale_term(EnergyModel& model, const Problem& problem, const std::vecto
 // Where the fit starts tau_r (s): the order of a GPU's rise to its loaded power.
 constexpr double kRunStartTauStart = 1.0;
 
+// A start's remaining parameters: tau_r where it is fitted, the linear ones by least squares.
+Params start_from(const Problem& problem, Params p) {
+  if (problem.runs) p[tau_r] = kRunStartTauStart;
+  problem.init_linear(p);
+  return p;
+}
+
+Params fixed_start(const Problem& problem) {
+  Params p{};
+  p[b_p] = p[b_d] = 0.5;
+  p[e_p] = p[e_d] = 1.0;
+  return start_from(problem, p);
+}
+
+double median(std::vector<double> v) {
+  const auto mid = v.begin() + static_cast<long>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (v.size() % 2 == 1) return *mid;
+  return 0.5 * (*mid + *std::max_element(v.begin(), mid));
+}
+
+// kHuberK robust standard deviations (1.4826 x the median absolute deviation, which the tail the
+// loss is meant to down-weight does not inflate) of the rows' log residuals around their groups'
+// multipliers at `p`.
+double residual_threshold(const Problem& problem, const Params& p) {
+  std::vector<double> scales;
+  if (!std::isfinite(problem.evaluate(p, nullptr, &scales))) return kHuberMinThreshold;
+  std::vector<double> residual;
+  for (std::size_t i = 0; i < problem.x.size(); ++i)
+    residual.push_back(std::log(problem.energy[i] /
+                                (scales[problem.groups.of_row[i]] * closed_form(p, problem.x[i]))));
+  const double centre = median(residual);
+  for (double& r : residual) r = std::fabs(r - centre);
+  return std::max(kHuberMinThreshold, kHuberK * 1.4826 * median(residual));
+}
+
+// Rounds of refitting the Huber loss from the fixed start and re-measuring its threshold.
+constexpr int kHuberRounds = 3;
+
+// The Huber threshold from the scale of the residuals. A squared-loss fit bends towards the
+// outliers, which widens the bulk's residuals, so the scale is re-measured on Huber fits (from
+// the fixed start, each from the last) until it settles to 5 % or kHuberRounds have passed.
+double huber_threshold(const Problem& problem, int max_iterations) {
+  Problem squared = problem;
+  squared.loss = Loss::kLog;
+  Params p = run_lbfgsb(squared, fixed_start(squared), max_iterations).params;
+  Problem huber = problem;
+  huber.huber_threshold = residual_threshold(squared, p);
+  for (int round = 0; round < kHuberRounds; ++round) {
+    p = run_lbfgsb(huber, p, max_iterations).params;
+    const double next = residual_threshold(huber, p);
+    const bool settled = std::fabs(next / huber.huber_threshold - 1.0) < 0.05;
+    huber.huber_threshold = next;
+    if (settled) break;
+  }
+  return huber.huber_threshold;
+}
+
 Params random_start(Rng& rng) {
   Params p{};
   p[b_p] = rng.uniform(-1.0, 1.2);
@@ -296,11 +356,20 @@ Params random_start(Rng& rng) {
 Loss parse_loss(std::string_view text) {
   if (text == "relative") return Loss::kRelative;
   if (text == "log") return Loss::kLog;
-  throw Error::invalid("", "--loss", text, "allowed: relative, log");
+  if (text == "huber") return Loss::kHuber;
+  throw Error::invalid("", "--loss", text, "allowed: relative, log, huber");
 }
 
 std::string_view loss_name(Loss loss) {
-  return loss == Loss::kRelative ? "relative" : "log";
+  switch (loss) {
+    case Loss::kRelative:
+      return "relative";
+    case Loss::kLog:
+      return "log";
+    case Loss::kHuber:
+      return "huber";
+  }
+  return "relative";
 }
 
 std::vector<std::string> parse_scale_by(std::string_view text) {
@@ -353,13 +422,22 @@ Features EnergyModel::features(const Sample& s) const {
   return features_of(s, descriptors ? descriptor_cache_->ratios(s, "data") : ParallelRatios{});
 }
 
-Joules EnergyModel::predict(const Sample& s) const {
+Joules EnergyModel::predict_single(const Sample& s) const {
   return Joules(scale_of(s) * closed_form(params, features(s)));
+}
+
+Joules EnergyModel::predict(const Sample& s) const {
+  if (bags <= 1) return predict_single(s);
+  double logs = std::log(predict_single(s).value());
+  for (std::size_t b = 0; b + 1 < static_cast<std::size_t>(bags); ++b)
+    logs += std::log(replicates[b].predict_single(s).value());
+  return Joules(std::exp(logs / bags));
 }
 
 Interval EnergyModel::interval(const Sample& s) const {
   double scale_variance = 0.0;
-  const double point = scale_of(s, &scale_variance) * closed_form(params, features(s));
+  scale_of(s, &scale_variance);
+  const double point = predict(s).value();
   const double half =
       interval_z() * std::sqrt(scale_fit.row_variance + scale_variance + replicate_log_variance(s));
   return {Joules(point * std::exp(-half)), Joules(point * std::exp(half))};
@@ -369,7 +447,7 @@ double EnergyModel::replicate_log_variance(const Sample& s) const {
   if (replicates.size() < 2) return 0.0;
   double sum = 0.0, squares = 0.0;
   for (const EnergyModel& r : replicates) {
-    const double x = std::log(r.predict(s).value());
+    const double x = std::log(r.predict_single(s).value());
     sum += x;
     squares += x * x;
   }
@@ -401,6 +479,7 @@ Json EnergyModel::to_json() const {
   for (const EnergyModel& r : replicates) replicate_json.push_back(r.to_json());
   return Json{{"params", p},
               {"loss", loss_name(loss)},
+              {"huber_threshold", huber_threshold},
               {"scale_by", scale_by},
               {"descriptors", descriptors},
               {"scale_exponents", exponents},
@@ -413,7 +492,8 @@ Json EnergyModel::to_json() const {
               {"scales", groups},
               {"train_loss", train_loss},
               {"train_rows", train_rows},
-              {"bootstrap", replicate_json}};
+              {"bootstrap", replicate_json},
+              {"bags", bags}};
 }
 
 namespace {
@@ -456,6 +536,9 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
       value.fail(fmt::format("{} must lie in [{:g}, {:g}]", info.name, info.lower, info.upper));
   }
   m.loss = parse_as_key(v.at("loss"), "--loss", v.string("loss"), parse_loss);
+  m.huber_threshold = v.number_or("huber_threshold", 0.0);
+  if (m.loss == Loss::kHuber && !(m.huber_threshold > 0.0))
+    v.at("huber_threshold").fail("must be > 0 with the huber loss");
   const JsonValue sb = v.at("scale_by");
   for (std::size_t i = 0; i < sb.size(); ++i) m.scale_by.push_back(sb.at(i).as_string());
   std::string joined;
@@ -499,19 +582,31 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
     const JsonValue reps = v.at("bootstrap");
     for (std::size_t i = 0; i < reps.size(); ++i) m.replicates.push_back(from_json(reps.at(i)));
   }
+  if (v.contains("bags")) {
+    const JsonValue bags = v.at("bags");
+    m.bags = static_cast<int>(v.integer_or("bags", 1));
+    if (m.bags < 1 || static_cast<std::size_t>(m.bags) > m.replicates.size() + 1)
+      bags.fail(fmt::format("must lie in [1, {}] (1 + the bootstrap replicates)",
+                            m.replicates.size() + 1));
+  }
   return m;
 }
 
 double fit_loss(const Params& p, const std::vector<Sample>& rows, Loss loss,
-                const std::vector<std::string>& scale_by, Gradient* grad) {
-  return Problem(rows, loss, scale_by).evaluate(p, grad, nullptr);
+                const std::vector<std::string>& scale_by, Gradient* grad, double huber_threshold) {
+  Problem problem(rows, loss, scale_by);
+  problem.huber_threshold = huber_threshold;
+  return problem.evaluate(p, grad, nullptr);
 }
 
-EnergyModel fit_energy_model(const std::vector<Sample>& rows, const FitOptions& options) {
+EnergyModel fit_single_model(const std::vector<Sample>& rows, const FitOptions& options) {
   if (rows.size() < 2)
     throw Error(fmt::format("fitting needs at least 2 rows, got {}", rows.size()));
   if (options.restarts < 1)
     throw Error::invalid("", "restarts", std::to_string(options.restarts), "must be >= 1");
+  if (options.bags < 1)
+    throw Error::invalid("", "--bags", std::to_string(options.bags),
+                         "must be >= 1 (1: the single fit)");
   const bool by_model_and_gpu =
       std::find(options.scale_by.begin(), options.scale_by.end(), "model") !=
           options.scale_by.end() &&
@@ -520,27 +615,21 @@ EnergyModel fit_energy_model(const std::vector<Sample>& rows, const FitOptions& 
     throw Error::invalid(
         "", "--scale-by", fmt::format("{}", fmt::join(options.scale_by, ",")),
         "the descriptor scale needs groups by model and gpu (or --descriptors off)");
-  const Problem problem(rows, options.loss, options.scale_by, options.descriptors,
-                        options.parallel_terms, options.kv_term, options.step_term,
-                        options.run_start_term);
+  Problem problem(rows, options.loss, options.scale_by, options.descriptors, options.parallel_terms,
+                  options.kv_term, options.step_term, options.run_start_term);
+  if (options.loss == Loss::kHuber)
+    problem.huber_threshold = huber_threshold(problem, options.max_iterations);
   std::vector<GroupEvidence> evidence = group_evidence(problem, rows, options.descriptors);
   Rng rng(options.seed);
   EnergyModel model;
   model.loss = options.loss;
+  model.huber_threshold = problem.huber_threshold;
   model.scale_by = options.scale_by;
   model.descriptors = options.descriptors;
   model.train_rows = rows.size();
   double best = std::numeric_limits<double>::infinity();
   for (int r = 0; r < options.restarts; ++r) {
-    Params p{};
-    if (r == 0) {
-      p[b_p] = p[b_d] = 0.5;
-      p[e_p] = p[e_d] = 1.0;
-    } else {
-      p = random_start(rng);
-    }
-    if (problem.runs) p[tau_r] = kRunStartTauStart;
-    problem.init_linear(p);
+    const Params p = r == 0 ? fixed_start(problem) : start_from(problem, random_start(rng));
     const Start s = run_lbfgsb(problem, p, options.max_iterations);
     model.restarts_converged += s.converged ? 1 : 0;
     if (s.loss < best) {
@@ -551,6 +640,15 @@ EnergyModel fit_energy_model(const std::vector<Sample>& rows, const FitOptions& 
   std::vector<double> scales;
   model.train_loss = problem.evaluate(model.params, nullptr, &scales);
   fit_scale_term(model, problem, rows, scales, std::move(evidence));
+  return model;
+}
+
+EnergyModel fit_energy_model(const std::vector<Sample>& rows, const FitOptions& options) {
+  EnergyModel model = fit_single_model(rows, options);
+  if (options.bags > 1) {
+    model.replicates = bootstrap_fits(rows, options, options.bags - 1, options.seed);
+    model.bags = options.bags;
+  }
   return model;
 }
 

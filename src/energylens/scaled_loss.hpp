@@ -27,8 +27,13 @@ struct ScaleGroups {
 };
 
 // f: model values per row; df (optional): row-major n x k derivatives of f; grad gets k values.
+// huber_threshold (log units) is used by Loss::kHuber only.
 double scaled_loss(Loss loss, const std::vector<double>& f, const std::vector<double>& energy,
                    const ScaleGroups& groups, const std::vector<double>* df, std::size_t k,
-                   std::vector<double>* grad, std::vector<double>* scales_out);
+                   std::vector<double>* grad, std::vector<double>* scales_out,
+                   double huber_threshold = 0.0);
+
+// Huber's location estimate: the m minimising sum_i rho(m - d_i) with threshold `delta`.
+double huber_location(const std::vector<double>& d, double delta);
 
 }  // namespace kareus::energylens::detail

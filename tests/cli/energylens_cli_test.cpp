@@ -63,6 +63,28 @@ TEST(EnergyLensCli, PredictAndSelectReportIntervalsAndCloseCalls) {
   EXPECT_TRUE(s["scenarios"][0]["ranking"][0]["close_to_best"].is_boolean());
 }
 
+// fit bags by default; predict --bagging off gives the bag's fit to all rows, which is the model
+// --bags 1 fits with the same seed.
+TEST(EnergyLensCli, BaggingIsTheDefaultAndCanBeSetAside) {
+  const fs::path csv = write_csv("kareus_el_cli_bags.csv", "Llama-3.1-8B", "NVIDIA H100 NVL");
+  const fs::path bagged = fs::temp_directory_path() / "kareus_el_cli_bagged.json";
+  const fs::path single = fs::temp_directory_path() / "kareus_el_cli_single.json";
+  for (const auto& [out, flags] : {std::pair{bagged, std::string()}, {single, " --bags 1"}})
+    ASSERT_EQ(testing::run_cli(kBinary, "energylens fit --data " + csv.string() + flags +
+                                            " --out " + out.string())
+                  .exit_code,
+              0);
+  EXPECT_EQ(Json::parse(std::ifstream(bagged))["bags"].get<int>(), 10);
+  auto predict = [&](const fs::path& model, const std::string& flags) {
+    const auto r = testing::run_cli(kBinary, "energylens predict --json --fit " + model.string() +
+                                                 " --data " + csv.string() + flags);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return Json::parse(r.out)["rows"][0]["predicted_energy_j"].get<double>();
+  };
+  EXPECT_DOUBLE_EQ(predict(bagged, " --bagging off"), predict(single, ""));
+  EXPECT_NE(predict(bagged, ""), predict(single, ""));
+}
+
 TEST(EnergyLensCli, RowsTheCataloguesCannotDescribeAreRefused) {
   const fs::path known = write_csv("kareus_el_cli_known.csv", "Llama-3.1-8B", "h100-sxm");
   const fs::path model = fs::temp_directory_path() / "kareus_el_cli_refuse_model.json";

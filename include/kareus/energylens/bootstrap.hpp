@@ -21,9 +21,16 @@ struct ParamInterval {
 };
 
 // Fits `rows` once (the point model) and once per resample, stores the replicates in the
-// returned model (EnergyModel::replicates), so that its interval() widens by their spread.
+// returned model (EnergyModel::replicates), so that its interval() widens by their spread. With
+// fit.bags > 1 the first bags - 1 replicates are also the bag (at least that many are drawn), so
+// that the model equals fit_energy_model's with the same seed.
 EnergyModel fit_with_bootstrap(const std::vector<Sample>& rows, const FitOptions& fit,
                                const BootstrapOptions& bootstrap);
+
+// Single fits (fit_single_model) to `count` resamples of `rows` drawn with replacement, each
+// with its own seeded restarts; the same `seed` draws the same resamples.
+std::vector<EnergyModel> bootstrap_fits(const std::vector<Sample>& rows, const FitOptions& fit,
+                                        int count, std::uint64_t seed);
 
 // Percentile intervals (kIntervalCoverage, two-sided) of each closed-form parameter over the
 // replicates; empty without replicates. The linear parameters carry the scale term's level, so

@@ -319,6 +319,11 @@ for name, content in el_csv_bad.items():
 case("energylens_fit_seed", "energylens fit --data {dir}/d.csv --seed {v} --out {dir}/m.json",
      "--seed", files=DATA, values=["-1", "1e3"])
 case("energylens_fit_loss", "energylens fit --data {dir}/d.csv --loss cubic", "cubic", files=DATA)
+case("energylens_fit_bags", "energylens fit --data {dir}/d.csv --descriptors off --bags {v}",
+     ["--bags", "{v}"],
+     files=DATA, values=["0", "-3"])
+case("energylens_evaluate_bags", "energylens evaluate --data {dir}/d.csv --train-size 5 --seeds 1 "
+     "--descriptors off --scale-by none --quiet --bags 0", ["--bags", "0"], files=DATA)
 case("energylens_fit_out_under_file", "energylens fit --data {dir}/d.csv --out {dir}/f/m.json",
      "f", files=dict(DATA, f="file"))
 case("energylens_import_format", "energylens import --format csv {dir}/d.csv {dir}/o.csv",
@@ -349,13 +354,16 @@ model_bad = {
     "b_d_large": model_with(lambda m: m["params"].update(b_d=9.0)),
     "param_missing": model_with(lambda m: m["params"].pop("d1")),
     "loss_bad": model_with(lambda m: m.update(loss="cubic")),
+    "bags_beyond_replicates": model_with(lambda m: m.update(bags=3)),
+    "huber_without_threshold": model_with(lambda m: m.update(loss="huber", huber_threshold=0.0)),
     "variance_negative": model_with(lambda m: m.update(row_log_variance=-1.0)),
     "malformed": "{",
     "duplicate_key": json.dumps(MODEL)[:-1] + ', "loss": "log"}',
 }
 for name, content in model_bad.items():
     case(f"energylens_model_{name}", "energylens predict --fit {dir}/m.json --data {dir}/d.csv",
-         ["m.json", "/loss", "cubic"] if name == "loss_bad" else "m.json",
+         {"loss_bad": ["m.json", "/loss", "cubic"], "bags_beyond_replicates": ["m.json", "/bags"],
+          "huber_without_threshold": ["m.json", "/huber_threshold"]}.get(name, "m.json"),
          files=dict(DATA, **{"m.json": content}))
 case("energylens_select_missing", "energylens select --fit {dir}/m.json --candidates "
      "{dir}/none.csv", "none.csv", files={"m.json": json.dumps(MODEL)})
