@@ -11,6 +11,50 @@
 
 namespace kareus::frontier {
 
+namespace {
+
+struct Arc {
+  int head;
+  double length;
+};
+
+// Longest paths from node 0 over arcs out[tail] (no positive cycle), given a potential with
+// potential[head] - potential[tail] >= length on every arc up to rounding: Dijkstra over the
+// slacks finds the path tree, and each node's length is then summed along it from the arcs'.
+std::vector<double> longest_paths(const std::vector<std::vector<Arc>>& out,
+                                  const std::vector<double>& potential) {
+  const std::size_t nodes = out.size();
+  std::vector<double> distance(nodes, std::numeric_limits<double>::infinity()), length(nodes, 0);
+  std::vector<int> parent(nodes, -1), settled;
+  std::vector<char> done(nodes, 0);
+  using Entry = std::pair<double, int>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+  distance[0] = 0;
+  queue.emplace(0.0, 0);
+  while (!queue.empty()) {
+    const auto [d, tail] = queue.top();
+    queue.pop();
+    if (done[tail]) continue;
+    done[tail] = 1;
+    settled.push_back(tail);
+    for (const Arc& arc : out[tail]) {
+      const double slack = std::max(0.0, potential[arc.head] - potential[tail] - arc.length);
+      if (d + slack < distance[arc.head]) {
+        distance[arc.head] = d + slack;
+        parent[arc.head] = tail;
+        length[arc.head] = arc.length;
+        queue.emplace(distance[arc.head], arc.head);
+      }
+    }
+  }
+  std::vector<double> times(nodes, 0.0);
+  for (int k : settled)
+    if (k != 0) times[k] = times[parent[k]] + length[k];
+  return times;
+}
+
+}  // namespace
+
 struct FastEndLp::Lp : ClpLp {};
 
 FastEndLp::FastEndLp(const PipelineProblem& problem) : lp_(std::make_unique<Lp>()) {
@@ -149,9 +193,8 @@ std::optional<std::vector<double>> FastEndLp::relaxed_durations() {
 // per node a duration range in which its segments with a reduced cost sit at their bound and the
 // others are free. Their least solution, the earliest optimal times (one point of the optimal
 // face, whichever vertex CLP returned), is the longest path from the origin. CLP's solution is a
-// feasible potential, so every arc's slack against it is >= 0 and Dijkstra finds that path tree;
-// the times are then summed along the tree from the arcs' lengths alone (data of the problem: hull
-// vertex times, transfers, the deadline), so they do not carry the vertex's own values.
+// feasible potential for them, and the times are summed from the arcs' lengths alone (hull vertex
+// times, transfers, the deadline), so they do not carry the vertex's own values.
 std::vector<double> FastEndLp::earliest_times() const {
   const auto& solver = lp_->solver;
   const double* x = solver.getColSolution();
@@ -166,10 +209,6 @@ std::vector<double> FastEndLp::earliest_times() const {
   const auto finish = [n](int v) { return 1 + n + v; };
   const auto nonzero = [this](double value) { return std::fabs(value) > zero_dual_; };
 
-  struct Arc {
-    int head;
-    double length;
-  };
   std::vector<std::vector<Arc>> out(nodes);
   const auto at_least = [&](int tail, int head, double length, bool tight) {
     out[tail].push_back({head, length});
@@ -177,7 +216,7 @@ std::vector<double> FastEndLp::earliest_times() const {
   };
   for (int k = 1; k < nodes; ++k) at_least(0, k, 0.0, reduced[segments + k - 1] > zero_dual_);
   at_least(makespan, 0, -upper[makespan_column_], reduced[makespan_column_] < -zero_dual_);
-  for (int v = 0; v < n; ++v) {  // hull vertex times, not sums of segment lengths (see below)
+  for (int v = 0; v < n; ++v) {  // the range's ends: hull vertex times, data of the problem
     double shortest = fastest_[v], longest = fastest_[v];
     for (int c = segment_begin_[v]; c < segment_begin_[v + 1] && upper[c] > 0; ++c) {
       if (reduced[c] < -zero_dual_) shortest = segment_end_[c];
@@ -191,34 +230,11 @@ std::vector<double> FastEndLp::earliest_times() const {
   for (std::size_t l = 0; l < leaves_.size(); ++l)
     at_least(finish(leaves_[l]), makespan, 0.0, nonzero(dual[n + edges_.size() + l]));
 
-  const auto potential = [&](int k) { return k == 0 ? 0.0 : x[segments + k - 1]; };
-  std::vector<double> distance(nodes, std::numeric_limits<double>::infinity()), length(nodes, 0);
-  std::vector<int> parent(nodes, -1), settled;
-  std::vector<char> done(nodes, 0);
-  using Entry = std::pair<double, int>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
-  distance[0] = 0;
-  queue.emplace(0.0, 0);
-  while (!queue.empty()) {
-    const auto [d, tail] = queue.top();
-    queue.pop();
-    if (done[tail]) continue;
-    done[tail] = 1;
-    settled.push_back(tail);
-    for (const Arc& arc : out[tail]) {
-      const double slack = std::max(0.0, potential(arc.head) - potential(tail) - arc.length);
-      if (d + slack < distance[arc.head]) {
-        distance[arc.head] = d + slack;
-        parent[arc.head] = tail;
-        length[arc.head] = arc.length;
-        queue.emplace(distance[arc.head], arc.head);
-      }
-    }
-  }
-  std::vector<double> times(nodes, 0.0);
-  for (int k : settled)
-    if (k != 0) times[k] = times[parent[k]] + length[k];
-  return {times.begin() + 1, times.end()};
+  std::vector<double> potential(nodes, 0.0);
+  std::copy(x + segments, x + segments + nodes - 1, potential.begin() + 1);
+  auto times = longest_paths(out, potential);
+  times.erase(times.begin());
+  return times;
 }
 
 OsiClpSolverInterface& FastEndLp::solver() {

@@ -41,8 +41,8 @@ class FastEndLp {
   double objective() const;
 
   // The LP is very degenerate: many optimal vertices, and which one CLP's pivots end at (its
-  // settings, the previous basis) would set the durations. Off by default only for the test that
-  // shows this; the durations are then those of CLP's vertex.
+  // settings, the previous basis) would set the durations. On by default; off (the durations of
+  // CLP's vertex) only for the test that shows this.
   void set_earliest_times(bool on) { earliest_times_ = on; }
   // The CLP solver, for tests that solve with other settings.
   OsiClpSolverInterface& solver();
