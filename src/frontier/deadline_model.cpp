@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <CbcModel.hpp>
 #include <CbcSolver.hpp>
-#include <ClpSolve.hpp>
-#include <CoinPackedMatrix.hpp>
 #include <OsiClpSolverInterface.hpp>
 
 #include <signal.h>
@@ -15,6 +13,8 @@
 #include <numeric>
 #include <string>
 
+#include "clp_lp.hpp"
+#include "deadline_bounds.hpp"
 #include "kareus/core/error.hpp"
 
 namespace kareus::frontier {
@@ -41,41 +41,9 @@ class CbcDriverTurn {
   struct sigaction saved_ {};
 };
 
-// The options of one set that can be optimal, fastest first. An option another one beats in both
-// time and time-effective energy e - P t never is (swap it for that one: no path gets longer and
-// the energy falls). In the LP relaxation only lower-convex-hull vertices carry weight.
-std::vector<int> candidate_options(const std::vector<ExecutionOption>& set, Watts p_blocking,
-                                   bool convexify) {
-  const auto cost = [&](int i) { return (set[i].energy - p_blocking * set[i].time).value(); };
-  const auto time = [&](int i) { return set[i].time.value(); };
-  std::vector<int> order(set.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return time(a) != time(b) ? time(a) < time(b) : cost(a) < cost(b);
-  });
-  std::vector<int> kept;
-  for (int i : order) {
-    if (!kept.empty() && cost(kept.back()) <= cost(i)) continue;
-    if (convexify) {
-      while (kept.size() >= 2) {
-        const int o = kept[kept.size() - 2], a = kept.back();
-        if ((time(a) - time(o)) * (cost(i) - cost(o)) - (cost(a) - cost(o)) * (time(i) - time(o)) >
-            0)
-          break;
-        kept.pop_back();
-      }
-    }
-    kept.push_back(i);
-  }
-  return kept;
-}
-
 }  // namespace
 
-struct DeadlineModel::Lp {
-  OsiClpSolverInterface solver;
-  bool solved_once = false;
-};
+struct DeadlineModel::Lp : ClpLp {};
 
 DeadlineModel::DeadlineModel(const PipelineProblem& problem, bool convexify)
     : lp_(std::make_unique<Lp>()) {
@@ -112,8 +80,6 @@ DeadlineModel::DeadlineModel(const PipelineProblem& problem, bool convexify)
     upper.push_back(lp_->solver.getInfinity());
   }
 
-  // Coefficients as (row, column, value) triplets, packed once at the end: appending row by row
-  // to a CoinPackedMatrix reallocates it each time (quadratic; 40 s at 8,000 instructions).
   std::vector<int> rows, columns, index;
   std::vector<double> values, value, row_lower, row_upper;
   const auto add_row = [&] {
@@ -150,43 +116,13 @@ DeadlineModel::DeadlineModel(const PipelineProblem& problem, bool convexify)
     row_lower.push_back(1.0);
     row_upper.push_back(1.0);
   }
-  // Longest path through each node with everything else at its fastest option: an option longer
-  // than the deadline minus that can never be part of a plan within it (set_deadline drops it).
-  std::vector<double> fastest(n), head(n, 0.0), tail(n, 0.0);
+  std::vector<double> fastest(n);
   for (int v = 0; v < n; ++v)
     fastest[v] = *std::min_element(column_time_.begin() + column_begin_[v],
                                    column_time_.begin() + column_begin_[v + 1]);
-  std::vector<std::vector<std::pair<int, double>>> preds(n), succs(n);
-  for (const auto& [from, to] : dag.edges) {
-    const double delay =
-        dag.nodes[from].stage != dag.nodes[to].stage ? problem.transfer.value() : 0.0;
-    preds[to].emplace_back(from, delay);
-    succs[from].emplace_back(to, delay);
-  }
-  const auto order = dag.topological_order();
-  for (int v : order)
-    for (const auto& [u, delay] : preds[v])
-      head[v] = std::max(head[v], head[u] + fastest[u] + delay);
-  for (auto it = order.rbegin(); it != order.rend(); ++it)
-    for (const auto& [w, delay] : succs[*it])
-      tail[*it] = std::max(tail[*it], delay + fastest[w] + tail[w]);
-  for (int v = 0; v < n; ++v) outside_.push_back(head[v] + tail[v]);
+  outside_ = outside_paths(problem, fastest);
 
-  auto& solver = lp_->solver;
-  solver.messageHandler()->setLogLevel(0);
-  solver.getModelPtr()->setLogLevel(0);
-  // CLP's initial solve otherwise installs a SIGINT handler of its own and puts the previous one
-  // back afterwards, which is not thread-safe: two LPs solved side by side (kareus plan solves
-  // its methods in parallel) can leave CLP's handler installed for good, and then Ctrl-C stops
-  // nothing (Python never raises KeyboardInterrupt). Special option 2 = 1 is CLP's switch for
-  // threaded use; it changes no pivot.
-  ClpSolve options;
-  options.setSpecialOption(2, 1);
-  solver.setSolveOptions(options);
-  const CoinPackedMatrix matrix(false, rows.data(), columns.data(), values.data(),
-                                static_cast<CoinBigIndex>(values.size()));
-  solver.loadProblem(matrix, lower.data(), upper.data(), objective.data(), row_lower.data(),
-                     row_upper.data());
+  lp_->load(rows, columns, values, lower, upper, objective, row_lower, row_upper);
 }
 
 DeadlineModel::~DeadlineModel() = default;
@@ -202,20 +138,17 @@ void DeadlineModel::set_deadline(Seconds deadline) {
 }
 
 std::optional<std::vector<double>> DeadlineModel::relaxed_durations() {
-  auto& solver = lp_->solver;
-  if (lp_->solved_once) {
-    solver.resolve();
-  } else {
-    solver.initialSolve();
-    lp_->solved_once = true;
-  }
-  if (!solver.isProvenOptimal()) return std::nullopt;
-  const double* x = solver.getColSolution();
+  if (!lp_->solve()) return std::nullopt;
+  const double* x = lp_->solver.getColSolution();
   std::vector<double> durations(column_begin_.size() - 1, 0.0);
   for (std::size_t v = 0; v < durations.size(); ++v)
     for (int c = column_begin_[v]; c < column_begin_[v + 1]; ++c)
       durations[v] += column_time_[c] * x[c];
   return durations;
+}
+
+double DeadlineModel::relaxed_objective() const {
+  return lp_->solver.getObjValue();
 }
 
 std::vector<int> DeadlineModel::start_columns(std::span<const int> start) const {

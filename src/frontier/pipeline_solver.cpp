@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "change_queue.hpp"
+#include "fast_end_lp.hpp"
 #include "kareus/core/error.hpp"
-#include "kareus/frontier/deadline_model.hpp"
 #include "kareus/frontier/frontier_polish.hpp"
 #include "kareus/frontier/max_flow.hpp"
 #include "option_hull.hpp"
@@ -377,7 +377,7 @@ class Solver {
   }
 
   struct FastEndStart {
-    std::unique_ptr<DeadlineModel> model;
+    std::unique_ptr<FastEndLp> model;
     Seconds deadline;
     std::optional<std::vector<double>> durations;
   };
@@ -388,7 +388,7 @@ class Solver {
     std::vector<Seconds> start(n_);
     const Seconds fastest = graph_.earliest_starts<Seconds>(
         [&](int v) { return option(v, hull(v).fastest_option()).time; }, problem_.transfer, start);
-    FastEndStart first{std::make_unique<DeadlineModel>(problem_, true), fastest, std::nullopt};
+    FastEndStart first{std::make_unique<FastEndLp>(problem_), fastest, std::nullopt};
     first.model->set_deadline(fastest);
     first.durations = first.model->relaxed_durations();
     return first;
@@ -406,9 +406,8 @@ class Solver {
     if (!(gap_units > 0)) return;
     const int deadlines =
         static_cast<int>(std::min<double>(kFastEndDeadlines, std::ceil(gap_units)));
-    if (!first)
-      first = FastEndStart{std::make_unique<DeadlineModel>(problem_, true), Seconds(0.0), {}};
-    DeadlineModel& model = *first->model;
+    if (!first) first = FastEndStart{std::make_unique<FastEndLp>(problem_), Seconds(0.0), {}};
+    FastEndLp& model = *first->model;
     for (int k = 0; k < deadlines; ++k) {
       const Seconds deadline = fastest_time + (fastest_step_time - fastest_time) * k / deadlines;
       std::optional<std::vector<double>> durations;

@@ -41,6 +41,8 @@ class DeadlineModel {
   // LP relaxation, warm-started from the previous solve: per node, its (convexified) duration in
   // seconds; nullopt when no plan meets the deadline.
   std::optional<std::vector<double>> relaxed_durations();
+  // The last relaxed_durations' optimum, the convexified iteration energy in joules.
+  double relaxed_objective() const;
   // Branch and cut for `time_limit` seconds; nullopt when no plan meets the deadline or CBC finds
   // none in time. With a `start` (a plan within the deadline, per node an index into its option
   // set), CBC begins from it as its incumbent, with its energy as the cutoff, so that its time goes

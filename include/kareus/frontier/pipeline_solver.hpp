@@ -20,7 +20,7 @@
 //    measured options) it is a heuristic; tests/frontier bound its hypervolume gap to brute force.
 //  - Rounding up to whole units leaves a gap between the fastest step and the fastest plan (every
 //    instruction at its fastest option). There, at each unit from the fastest time, the plan is
-//    the LP relaxation of "least energy within the deadline" (DeadlineModel) rounded down to
+//    the LP relaxation of "least energy within the deadline" (FastEndLp) rounded down to
 //    measured options and slowed where slack allows, so the fastest point is not the wasteful
 //    all-fastest plan; tests/frontier/fast_end_test.cpp checks it against brute force and the MILP.
 //  - The steps make one plan per time unit and never revisit an instruction, so where measured

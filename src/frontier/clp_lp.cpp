@@ -1,0 +1,38 @@
+#include "clp_lp.hpp"
+
+#include <ClpSolve.hpp>
+#include <CoinPackedMatrix.hpp>
+
+namespace kareus::frontier {
+
+void ClpLp::load(const std::vector<int>& rows, const std::vector<int>& columns,
+                 const std::vector<double>& values, const std::vector<double>& column_lower,
+                 const std::vector<double>& column_upper, const std::vector<double>& objective,
+                 const std::vector<double>& row_lower, const std::vector<double>& row_upper) {
+  solver.messageHandler()->setLogLevel(0);
+  solver.getModelPtr()->setLogLevel(0);
+  // CLP's initial solve otherwise installs a SIGINT handler of its own and puts the previous one
+  // back afterwards, which is not thread-safe: two LPs solved side by side (kareus plan solves
+  // its methods in parallel) can leave CLP's handler installed for good, and then Ctrl-C stops
+  // nothing (Python never raises KeyboardInterrupt). Special option 2 = 1 is CLP's switch for
+  // threaded use; it changes no pivot.
+  ClpSolve options;
+  options.setSpecialOption(2, 1);
+  solver.setSolveOptions(options);
+  const CoinPackedMatrix matrix(false, rows.data(), columns.data(), values.data(),
+                                static_cast<CoinBigIndex>(values.size()));
+  solver.loadProblem(matrix, column_lower.data(), column_upper.data(), objective.data(),
+                     row_lower.data(), row_upper.data());
+}
+
+bool ClpLp::solve() {
+  if (solved_once) {
+    solver.resolve();
+  } else {
+    solver.initialSolve();
+    solved_once = true;
+  }
+  return solver.isProvenOptimal();
+}
+
+}  // namespace kareus::frontier
