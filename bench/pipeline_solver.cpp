@@ -27,9 +27,9 @@
 // that deadline gets: the frontier's plan within it and its kSelectionNeighbours faster ones
 // polished at the deadline (polish_within, as `kareus plan --deadline` runs it; `sel_ms` its
 // total time; `selcbc_*` the same over CBC's best plan). `win_*` / `wincbc_*` / `win_J_*`: the
-// selection refined by the window search (refine_in_windows, as `--milp-nodes` runs it; window and
-// nodes from KAREUS_BENCH_WINDOW / KAREUS_BENCH_WINDOW_NODES), its seconds `win_s_*` (all cells:
-// `win_s`) and CBC solves `win_solves_*`; CBC's own run still starts from the selection.
+// selection refined as `--milp-nodes 10` refines it (refine_within_deadline: the whole MILP, then
+// windows), its seconds `win_s_*` (all cells: `win_s`) and CBC solves `win_solves_*`; CBC's own
+// run still starts from the selection.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -171,24 +171,8 @@ std::vector<std::string> cbc_options() {
   return {std::istream_iterator<std::string>(words), std::istream_iterator<std::string>()};
 }
 
-// The window search's shape for the `win_*` columns: KAREUS_BENCH_WINDOW (instructions per
-// window) and KAREUS_BENCH_WINDOW_NODES (CBC nodes per window), by default the planner's.
-WindowSearch window_search() {
-  WindowSearch search;
-  const auto read = [](const char* name, int& value) {
-    const char* text = std::getenv(name);
-    if (text == nullptr) return;
-    char* end = nullptr;
-    const long parsed = std::strtol(text, &end, 10);
-    if (end == text || *end != '\0' || parsed < 1 || parsed > 1'000'000)
-      bad_setting(std::string(name) + ": '" + text + "' is not a count in [1, 1000000]");
-    value = static_cast<int>(parsed);
-  };
-  read("KAREUS_BENCH_WINDOW", search.window);
-  read("KAREUS_BENCH_WINDOW_NODES", search.max_nodes);
-  read("KAREUS_BENCH_WINDOW_SOLVES", search.max_solves);
-  return search;
-}
+// CBC nodes per solve of the `win_*` columns' refinement: what docs/benchmarks recommends.
+constexpr int kRefineNodes = 10;
 
 // Whether the deadline `name` is among KAREUS_BENCH_DEADLINES (all when it is unset).
 bool deadline_selected(const std::string& name) {
@@ -223,7 +207,6 @@ void excess_over_optimum(benchmark::State& state, const char* file, int microbat
   const auto steps = solve_pipeline(problem, unpolished);
   DeadlineModel model(problem, false);
   double polish_ms = 0, selection_ms = 0, window_s = 0;
-  const auto search = window_search();
   const auto percent = [](double energy, double reference) {
     return 100.0 * (energy - reference) / reference;
   };
@@ -252,7 +235,7 @@ void excess_over_optimum(benchmark::State& state, const char* file, int microbat
       if (p.time <= deadline && (chosen == nullptr || p.energy < chosen->energy)) chosen = &p;
     const double user = chosen->energy.value();
     const auto windows =
-        refine_in_windows(problem, selected.assignment(chosen->first), deadline, search);
+        refine_within_deadline(problem, selected.assignment(chosen->first), deadline, kRefineNodes);
     window_s += windows.seconds;
     model.set_deadline(deadline * (1 + 1e-12));
     const auto optimum = model.optimum(seconds, selected.assignment(chosen->first), options);
@@ -333,7 +316,6 @@ BENCHMARK(BM_Excess_Bloom_A40_M24)->Unit(benchmark::kMillisecond)->Iterations(1)
 // The environment is read up front, so that a bad setting ends the run before any output.
 int main(int argc, char** argv) {
   cbc_seconds();
-  window_search();
   deadline_selected("fastest");
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -37,6 +37,42 @@ std::vector<int> earliest_start_order(const PipelineProblem& problem,
   return order;
 }
 
+// The whole-problem MILP from `plan` within `max_nodes` nodes, kept when cheaper within the
+// deadline.
+DeadlineRefinement refine_whole(const PipelineProblem& problem, const std::vector<int>& plan,
+                                Seconds deadline, int max_nodes) {
+  const auto began = std::chrono::steady_clock::now();
+  require(max_nodes >= 0, "deadline refinement", "max_nodes", std::to_string(max_nodes),
+          "a node count >= 0");
+  DeadlineRefinement out{plan, evaluate_plan(problem, plan)};
+  require(out.cost.time <= deadline, "deadline refinement", "plan",
+          fmt::format("{} s", out.cost.time.value()),
+          fmt::format("an iteration within the deadline, {} s", deadline.value()));
+  // Exact options (no convex hull): the refinement is after mixes the hull cannot express.
+  DeadlineModel model(problem, false);
+  model.set_deadline(deadline);
+  // Without CBC's preprocessing its heuristics find cheaper plans within few nodes on the A40
+  // profiles (docs/benchmarks/pipeline_solver.md, "Refining a selection"); the bound, which the
+  // refinement does not use, is the same either way.
+  const std::vector<std::string> settings{"-preprocess", "off", "-maxNodes",
+                                          std::to_string(max_nodes)};
+  const auto found = model.optimum(kRefineSafetySeconds, plan, settings);
+  out.solves = 1;
+  if (found) {
+    out.time_capped = found->time_limit_reached;
+    // CBC's answer is checked as evaluate_plan measures plans: its feasibility tolerances could
+    // otherwise let a plan a hair past the deadline, or a tie, replace the start.
+    const PlanCost cost = evaluate_plan(problem, found->assignment);
+    if (cost.time <= deadline && cost.energy < out.cost.energy) {
+      out.assignment = found->assignment;
+      out.cost = cost;
+      out.improved = true;
+    }
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  return out;
+}
+
 }  // namespace
 
 std::optional<WindowPlan> best_in_window(const PipelineProblem& problem,
@@ -117,9 +153,17 @@ DeadlineRefinement refine_in_windows(const PipelineProblem& problem, const std::
 DeadlineRefinement refine_within_deadline(const PipelineProblem& problem,
                                           const std::vector<int>& plan, Seconds deadline,
                                           int max_nodes) {
+  const auto began = std::chrono::steady_clock::now();
+  const auto whole = refine_whole(problem, plan, deadline, max_nodes);
   WindowSearch search;
   search.max_nodes = max_nodes;
-  return refine_in_windows(problem, plan, deadline, search);
+  if (static_cast<int>(plan.size()) <= search.window) return whole;
+  auto out = refine_in_windows(problem, whole.assignment, deadline, search);
+  out.improved = out.improved || whole.improved;
+  out.time_capped = out.time_capped || whole.time_capped;
+  out.solves += whole.solves;
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  return out;
 }
 
 std::uint32_t add_refined_plan(const DeadlineRefinement& refinement, PipelineSolverResult& result) {

@@ -129,6 +129,22 @@ TEST(WindowSearch, TheSameEveryRunAndSweepsRepeatWhileTheyGain) {
   EXPECT_EQ(refine_in_windows(p, fastest, deadline, search).solves, 3);
 }
 
+// --milp-nodes on a pipeline of more than one window: the whole MILP, then the windows from its
+// plan (solves counts both), never costlier than the start nor past the deadline.
+TEST(WindowSearch, ARefinementPastOneWindowRunsTheWindowsAfterTheWholeMilp) {
+  Rng rng(59);
+  const auto p = make_problem(4, 12, true, 3.0, [&] { return dvfs_like_options(rng, 6); });
+  const std::vector<int> fastest(p.dag.nodes.size(), 0);
+  const Seconds deadline = evaluate_plan(p, fastest).time * 1.1;
+  const auto r = refine_within_deadline(p, fastest, deadline, 5);
+  EXPECT_GT(r.solves, 1);
+  EXPECT_GE(r.sweeps, 1);
+  EXPECT_TRUE(r.improved);
+  const auto cost = evaluate_independently(p, r.assignment);
+  EXPECT_LE(cost.time.value(), deadline.value());
+  EXPECT_LT(cost.energy.value(), evaluate_independently(p, fastest).energy.value());
+}
+
 WindowSearch bad_search(int window, int max_nodes, int max_solves) {
   WindowSearch search;
   search.window = window;

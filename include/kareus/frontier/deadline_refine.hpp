@@ -3,9 +3,9 @@
 // everything else keeps its option, and CBC solves the exact "least energy within the deadline"
 // MILP (DeadlineModel, not convexified) over the window's options, starting from the current
 // plan as its incumbent, for at most a given number of branch-and-bound nodes. The whole-problem
-// MILP at 200-1,300 instructions x 60 options gets nowhere within few nodes (its heuristics see
-// the whole DAG at once); windows of 64 find cheaper mixes along the critical paths within a few
-// sweeps (docs/benchmarks/pipeline_solver.md, "Windows of instructions"). Node and window
+// MILP at 200-1,300 instructions x 60 options finds some cheaper mixes within few nodes but
+// misses others that windows of 64 find (and the other way round), so `--milp-nodes` runs both
+// (docs/benchmarks/pipeline_solver.md, "Windows of instructions"). Node and window
 // limits, not time, bound the work, so the same problem and plan give the same result run after
 // run (CBC runs single-threaded); a generous time cap per CBC solve guards only against a
 // pathological case and is reported when it was hit, since a plan found under it may differ
@@ -70,10 +70,11 @@ struct WindowSearch {
 DeadlineRefinement refine_in_windows(const PipelineProblem& problem, const std::vector<int>& plan,
                                      Seconds deadline, const WindowSearch& search);
 
-// refine_in_windows with the default WindowSearch but `max_nodes` nodes per window (0: each
-// window's root node only): what `--milp-nodes N` runs. Never costlier than `plan`, never later
-// than `deadline` (both as evaluate_plan measures them); a pipeline of at most
-// WindowSearch::window instructions is one window, the whole MILP. Throws kareus::Error when
+// What `--milp-nodes N` runs: the whole-problem MILP from `plan` within `max_nodes` nodes (0: its
+// root node only), then, on a pipeline of more than WindowSearch::window instructions,
+// refine_in_windows from the result with the default WindowSearch but `max_nodes` nodes per
+// window. Never costlier than `plan`, never later than `deadline` (both as evaluate_plan measures
+// them). Throws kareus::Error when
 // `plan` does not fit the problem or misses the deadline, or `max_nodes` is negative.
 DeadlineRefinement refine_within_deadline(const PipelineProblem& problem,
                                           const std::vector<int>& plan, Seconds deadline,
