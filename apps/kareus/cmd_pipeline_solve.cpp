@@ -170,8 +170,8 @@ std::string format_report(const PipelineSolveFlags& f, const Solved& s) {
     // A refined plan is no frontier point: name the point it started from.
     const std::string what =
         s.refinement ? fmt::format(
-                           "polished at it, refined by CBC in {} nodes ({:.2f} s)): from point {}, "
-                           "{:.2f} J, to",
+                           "polished at it, refined by CBC, {} nodes per window ({:.2f} s)): from "
+                           "point {}, {:.2f} J, to",
                            f.milp_nodes, s.refinement->seconds, *s.selected, p.energy.value())
                      : fmt::format("polished at it): point {},", *s.selected);
     out += fmt::format(
@@ -251,8 +251,8 @@ void register_pipeline_solve_command(CLI::App& app) {
       "Select the fastest plan within this energy per iteration (J), polished at it");
   deadline->excludes(budget);
   cmd->add_option("--milp-nodes", flags->milp_nodes,
-                  "With --deadline: refine the selected plan by CBC's branch and cut on the exact "
-                  "MILP, from the plan, for at most this many nodes (0: off); never costlier, same "
+                  "With --deadline: refine the selected plan by exact sub-MILPs (CBC) over windows "
+                  "of 64 instructions, at most this many nodes each (0: off); never costlier, same "
                   "result every run")
       ->capture_default_str();
   cmd->add_flag("--plan", flags->plan, "Also print every instruction's clock per point");

@@ -152,8 +152,8 @@ void register_plan_command(CLI::App& app) {
   deadline->excludes(budget)->excludes(fastest);
   budget->excludes(fastest);
   cmd->add_option("--milp-nodes", f->milp_nodes,
-                  "With --deadline: refine each method's selected plan by CBC's branch and cut on "
-                  "the exact MILP, from the plan, for at most this many nodes (0: off); never "
+                  "With --deadline: refine each method's selected plan by exact sub-MILPs (CBC) "
+                  "over windows of 64 instructions, at most this many nodes each (0: off); never "
                   "costlier, same result every run")
       ->capture_default_str();
   cmd->add_option("--out", f->out,

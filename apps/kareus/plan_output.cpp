@@ -96,7 +96,7 @@ std::string plan_table(const planner::PlanResult& result, const planner::PlanReq
                       planner::to_string(choice.method), choice.selection.describe(),
                       choice.point->time.value(), energy(choice.point->energy));
   if (const auto* r = planner::refinement_of(result.methods.at(choice.method), choice.selection))
-    text += fmt::format("MILP refinement (CBC, at most {} nodes, {:.2f} s{}): {}\n",
+    text += fmt::format("MILP refinement (CBC, at most {} nodes per window, {:.2f} s{}): {}\n",
                         r->selection.milp_nodes, r->seconds, r->time_capped ? ", time-capped" : "",
                         r->improved ? "found this cheaper plan" : "found no cheaper plan");
   return text;

@@ -146,7 +146,7 @@ typedef struct kareus_refinement {
 } kareus_refinement;
 
 /* kareus_plan_select; for KAREUS_SELECT_DEADLINE with milp_nodes > 0 the polished plan is then
- * refined by CBC's branch and cut on the exact MILP, from that plan, for at most milp_nodes nodes,
+ * refined by exact sub-MILPs (CBC) over windows of 64 instructions, at most milp_nodes nodes each,
  * and replaced when that is cheaper within the deadline, as `kareus plan --deadline S
  * --milp-nodes N` and Python's select(deadline_s=S, milp_nodes=N) do (once per method, bound and
  * node limit; the same result every run). milp_nodes 0 is kareus_plan_select. A negative

@@ -163,7 +163,8 @@ void bind_plan(py::module_& m) {
           "Least energy within deadline_s, fastest within energy_budget_j, or the fastest. The "
           "selected plan is polished at the bound first, as `kareus plan --deadline` does (once "
           "per bound), so the frontier may gain the plans it finds. milp_nodes > 0 (deadline_s "
-          "only): the polished plan is then refined by CBC for at most that many nodes, as "
+          "only): the polished plan is then refined by exact sub-MILPs (CBC) over windows of 64 "
+          "instructions, at most that many nodes each, as "
           "`kareus plan --milp-nodes` does (see refinements).")
       .def_property_readonly(
           "refinements",

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <numeric>
 #include <string>
 
 #include "kareus/core/error.hpp"
@@ -10,9 +12,35 @@
 
 namespace kareus::frontier {
 
-DeadlineRefinement refine_within_deadline(const PipelineProblem& problem,
-                                          const std::vector<int>& plan, Seconds deadline,
-                                          int max_nodes) {
+namespace {
+
+// Instructions by their earliest start in `plan` (ties by id): instructions close in this order
+// run at about the same time, on neighbouring stages, and trade slack along the same paths.
+std::vector<int> earliest_start_order(const PipelineProblem& problem,
+                                      const std::vector<int>& plan) {
+  const auto& dag = problem.dag;
+  const int n = static_cast<int>(dag.nodes.size());
+  std::vector<std::vector<std::pair<int, double>>> preds(n);
+  for (const auto& [from, to] : dag.edges)
+    preds[to].emplace_back(
+        from, dag.nodes[from].stage != dag.nodes[to].stage ? problem.transfer.value() : 0.0);
+  const auto time = [&](int v) {
+    return problem.option_sets[problem.option_set_of[v]][plan[v]].time.value();
+  };
+  std::vector<double> start(n, 0.0);
+  for (int v : dag.topological_order())
+    for (const auto& [u, delay] : preds[v])
+      start[v] = std::max(start[v], start[u] + time(u) + delay);
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return start[a] < start[b]; });
+  return order;
+}
+
+// The whole-problem MILP from `plan` within `max_nodes` nodes, kept when cheaper within the
+// deadline.
+DeadlineRefinement refine_whole(const PipelineProblem& problem, const std::vector<int>& plan,
+                                Seconds deadline, int max_nodes) {
   const auto began = std::chrono::steady_clock::now();
   require(max_nodes >= 0, "deadline refinement", "max_nodes", std::to_string(max_nodes),
           "a node count >= 0");
@@ -29,6 +57,7 @@ DeadlineRefinement refine_within_deadline(const PipelineProblem& problem,
   const std::vector<std::string> settings{"-preprocess", "off", "-maxNodes",
                                           std::to_string(max_nodes)};
   const auto found = model.optimum(kRefineSafetySeconds, plan, settings);
+  out.solves = 1;
   if (found) {
     out.time_capped = found->time_limit_reached;
     // CBC's answer is checked as evaluate_plan measures plans: its feasibility tolerances could
@@ -40,6 +69,99 @@ DeadlineRefinement refine_within_deadline(const PipelineProblem& problem,
       out.improved = true;
     }
   }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  return out;
+}
+
+}  // namespace
+
+std::optional<WindowPlan> best_in_window(const PipelineProblem& problem,
+                                         const std::vector<int>& plan, Seconds deadline,
+                                         const std::vector<char>& movable, int max_nodes) {
+  const std::size_t n = plan.size();
+  require(movable.size() == n, "window search", "movable nodes", std::to_string(movable.size()),
+          fmt::format("one flag per instruction, {}", n));
+  require(evaluate_plan(problem, plan).time <= deadline, "window search", "plan", "given",
+          fmt::format("a plan within the deadline, {} s", deadline.value()));
+  // Every node outside the window gets a set of one option, its own: the sub-MILP has columns
+  // for the window's options only, so CBC's LPs stay small whatever the pipeline's size.
+  PipelineProblem window = problem;
+  std::vector<int> start = plan;
+  for (std::size_t v = 0; v < n; ++v) {
+    if (movable[v]) continue;
+    window.option_set_of[v] = static_cast<int>(window.option_sets.size());
+    window.option_sets.push_back({problem.option_sets[problem.option_set_of[v]].at(plan[v])});
+    start[v] = 0;
+  }
+  DeadlineModel model(window, false);
+  model.set_deadline(deadline);
+  const std::vector<std::string> settings{"-maxNodes", std::to_string(max_nodes)};
+  const auto found = model.optimum(kRefineSafetySeconds, start, settings);
+  if (!found) return std::nullopt;
+  WindowPlan out{plan, found->proven, found->time_limit_reached};
+  for (std::size_t v = 0; v < n; ++v)
+    if (movable[v]) out.assignment[v] = found->assignment[v];
+  return out;
+}
+
+DeadlineRefinement refine_in_windows(const PipelineProblem& problem, const std::vector<int>& plan,
+                                     Seconds deadline, const WindowSearch& search) {
+  const auto began = std::chrono::steady_clock::now();
+  require(search.window > 0, "window search", "window", std::to_string(search.window),
+          "an instruction count > 0");
+  require(search.max_nodes >= 0, "window search", "max_nodes", std::to_string(search.max_nodes),
+          "a node count >= 0");
+  require(search.max_solves > 0, "window search", "max_solves", std::to_string(search.max_solves),
+          "a solve count > 0");
+  DeadlineRefinement out{plan, evaluate_plan(problem, plan)};
+  require(out.cost.time <= deadline, "window search", "plan",
+          fmt::format("{} s", out.cost.time.value()),
+          fmt::format("an iteration within the deadline, {} s", deadline.value()));
+  const int n = static_cast<int>(plan.size());
+  const int window = std::min(search.window, n);
+  const int stride = std::max(1, window / 2);
+  bool gained = true;
+  while (gained && out.solves < search.max_solves) {
+    gained = false;
+    ++out.sweeps;
+    const auto order = earliest_start_order(problem, out.assignment);
+    for (int first = 0; out.solves < search.max_solves; first += stride) {
+      const int begin = std::min(first, n - window);
+      std::vector<char> movable(n, 0);
+      for (int i = begin; i < begin + window; ++i) movable[order[i]] = 1;
+      ++out.solves;
+      const auto found =
+          best_in_window(problem, out.assignment, deadline, movable, search.max_nodes);
+      if (found) {
+        out.time_capped = out.time_capped || found->time_capped;
+        // Checked as evaluate_plan measures plans: CBC's feasibility tolerances could otherwise
+        // let a plan a hair past the deadline, or a tie, replace the current one.
+        const PlanCost cost = evaluate_plan(problem, found->assignment);
+        if (cost.time <= deadline && cost.energy < out.cost.energy) {
+          out.assignment = found->assignment;
+          out.cost = cost;
+          out.improved = gained = true;
+        }
+      }
+      if (begin + window >= n) break;
+    }
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  return out;
+}
+
+DeadlineRefinement refine_within_deadline(const PipelineProblem& problem,
+                                          const std::vector<int>& plan, Seconds deadline,
+                                          int max_nodes) {
+  const auto began = std::chrono::steady_clock::now();
+  const auto whole = refine_whole(problem, plan, deadline, max_nodes);
+  WindowSearch search;
+  search.max_nodes = max_nodes;
+  if (static_cast<int>(plan.size()) <= search.window) return whole;
+  auto out = refine_in_windows(problem, whole.assignment, deadline, search);
+  out.improved = out.improved || whole.improved;
+  out.time_capped = out.time_capped || whole.time_capped;
+  out.solves += whole.solves;
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return out;
 }

@@ -1,12 +1,19 @@
-// A plan within a deadline refined by a bounded branch and cut: CBC solves the exact "least
-// energy within the deadline" MILP (DeadlineModel, not convexified) starting from the plan as its
-// incumbent, for at most a given number of branch-and-bound nodes. The node limit, not a time
-// limit, bounds the work, so the same problem and plan give the same result run after run (CBC runs
-// single-threaded); a generous time cap guards only against a pathological case and is reported
-// when it was hit, since a plan found under it may differ between runs.
+// A plan within a deadline refined by exact sub-MILPs (a large-neighbourhood search, "fix and
+// optimise"): windows of instructions that run at about the same time are freed one at a time,
+// everything else keeps its option, and CBC solves the exact "least energy within the deadline"
+// MILP (DeadlineModel, not convexified) over the window's options, starting from the current
+// plan as its incumbent, for at most a given number of branch-and-bound nodes. The whole-problem
+// MILP at 200-1,300 instructions x 60 options finds some cheaper mixes within few nodes but
+// misses others that windows of 64 find (and the other way round), so `--milp-nodes` runs both
+// (docs/benchmarks/pipeline_solver.md, "Windows of instructions"). Node and window
+// limits, not time, bound the work, so the same problem and plan give the same result run after
+// run (CBC runs single-threaded); a generous time cap per CBC solve guards only against a
+// pathological case and is reported when it was hit, since a plan found under it may differ
+// between runs.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "kareus/core/units.hpp"
@@ -14,22 +21,61 @@
 
 namespace kareus::frontier {
 
-// Seconds of CBC time after which a refinement stops whatever its node limit (see above).
+// Seconds of CBC time after which one solve stops whatever its node limit (see above).
 inline constexpr double kRefineSafetySeconds = 600.0;
 
 struct DeadlineRefinement {
   std::vector<int> assignment;  // per node, an index into its option set
   PlanCost cost;                // evaluate_plan of `assignment`
   bool improved = false;        // CBC found a cheaper plan within the deadline
-  bool time_capped = false;     // CBC stopped at kRefineSafetySeconds, not at the node limit
-  double seconds = 0.0;         // wall time: the model's build, any wait for another CBC solve,
+  bool time_capped = false;     // a CBC solve stopped at kRefineSafetySeconds, not the node limit
+  double seconds = 0.0;         // wall time: the models' builds, any wait for another CBC solve,
                                 // the branch and cut
+  int solves = 0;               // CBC solves, one per window tried
+  int sweeps = 0;               // passes over the windows
 };
 
-// The plan CBC finds from `plan` within `max_nodes` nodes (0: the root node's cuts and heuristics
-// only), or `plan` itself when that is not cheaper: never costlier than `plan`, never later than
-// `deadline` (both as evaluate_plan measures them). Throws kareus::Error when `plan` does not fit
-// the problem or misses the deadline, or `max_nodes` is negative.
+// The least-energy plan within `deadline` that changes only the nodes flagged in `movable`, every
+// other one keeping its option in `plan` (a plan within the deadline): the exact MILP over the
+// movable nodes' options, the deadline on the whole DAG, solved by CBC from `plan` within
+// `max_nodes` nodes. nullopt when CBC returns no plan. Throws kareus::Error when `plan` or
+// `movable` does not fit the problem or `plan` misses the deadline.
+struct WindowPlan {
+  std::vector<int> assignment;  // per node, an index into its option set
+  bool proven = false;          // optimal over the window (to CBC's default gap tolerances)
+  bool time_capped = false;     // CBC stopped at kRefineSafetySeconds, not at the node limit
+};
+std::optional<WindowPlan> best_in_window(const PipelineProblem& problem,
+                                         const std::vector<int>& plan, Seconds deadline,
+                                         const std::vector<char>& movable, int max_nodes);
+
+// Large-neighbourhood search from a plan within the deadline (fix-and-optimise): the instructions
+// in the plan's earliest-start order are cut into windows of `window` consecutive ones (each
+// overlapping the next by half); per window, every instruction outside it keeps its option and
+// CBC solves the exact MILP over the window's options (the deadline on the whole DAG) within
+// `max_nodes` nodes. A cheaper plan within the deadline replaces the current one at once. Sweeps
+// over the windows (the order recomputed from the current plan before each) repeat until one
+// gains nothing or `max_solves` windows were solved. Node and solve limits, not time, bound the
+// work, so the result is the same every run.
+struct WindowSearch {
+  int window = 64;
+  int max_nodes = 10;
+  int max_solves = 40;
+};
+
+// Never costlier than `plan`, never later than `deadline` (both as evaluate_plan measures them);
+// with one window over every instruction and room for the whole branch and cut, the exact
+// optimum. Throws kareus::Error when `plan` does not fit the problem or misses the deadline, or a
+// limit is not positive.
+DeadlineRefinement refine_in_windows(const PipelineProblem& problem, const std::vector<int>& plan,
+                                     Seconds deadline, const WindowSearch& search);
+
+// What `--milp-nodes N` runs: the whole-problem MILP from `plan` within `max_nodes` nodes (0: its
+// root node only), then, on a pipeline of more than WindowSearch::window instructions,
+// refine_in_windows from the result with the default WindowSearch but `max_nodes` nodes per
+// window. Never costlier than `plan`, never later than `deadline` (both as evaluate_plan measures
+// them). Throws kareus::Error when
+// `plan` does not fit the problem or misses the deadline, or `max_nodes` is negative.
 DeadlineRefinement refine_within_deadline(const PipelineProblem& problem,
                                           const std::vector<int>& plan, Seconds deadline,
                                           int max_nodes);

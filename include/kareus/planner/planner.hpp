@@ -39,8 +39,8 @@ const char* to_string(SelectionRule rule);
 struct Selection {
   SelectionRule rule = SelectionRule::kMaxThroughput;
   double bound = 0;  // seconds for a deadline, joules for an energy budget
-  // Deadline selections only: after the polish, the plan the deadline picks is refined by CBC's
-  // branch and cut on the exact MILP, from that plan, for at most this many nodes
+  // Deadline selections only: after the polish, the plan the deadline picks is refined by exact
+  // sub-MILPs over windows of instructions, at most this many CBC nodes each
   // (frontier::refine_within_deadline), and replaced when that costs the job less. 0: off; other
   // rules refuse any other value (check_selection).
   int milp_nodes = 0;

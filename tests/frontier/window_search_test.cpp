@@ -1,0 +1,171 @@
+// The window search (refine_in_windows) and the sub-MILP it solves per window
+// (DeadlineModel::optimum with movable nodes), against brute force on small DAGs.
+#include <gtest/gtest.h>
+
+#include "kareus/core/error.hpp"
+#include "kareus/frontier/deadline_model.hpp"
+#include "kareus/frontier/deadline_refine.hpp"
+#include "problems.hpp"
+
+namespace kareus::frontier {
+namespace {
+
+using namespace test;
+
+// The least energy within `deadline` over every option of the movable nodes, the others kept as
+// in `plan`.
+double brute_force_over(const PipelineProblem& p, std::vector<int> plan,
+                        const std::vector<char>& movable, double deadline) {
+  std::vector<int> free;
+  for (std::size_t v = 0; v < plan.size(); ++v)
+    if (movable[v]) {
+      free.push_back(static_cast<int>(v));
+      plan[v] = 0;
+    }
+  double best = std::numeric_limits<double>::infinity();
+  while (true) {
+    const auto cost = evaluate_independently(p, plan);
+    if (cost.time.value() <= deadline) best = std::min(best, cost.energy.value());
+    std::size_t k = 0;
+    while (k < free.size() &&
+           ++plan[free[k]] == static_cast<int>(p.option_sets[p.option_set_of[free[k]]].size()))
+      plan[free[k++]] = 0;
+    if (k == free.size()) break;
+  }
+  return best;
+}
+
+// A window's sub-MILP changes the movable nodes only and finds their best options: every node
+// outside keeps its option, and the energy is the brute-force least over the movable nodes'
+// options. Wrong fixing (a node outside moving, or one inside held) fails here.
+TEST(WindowSearch, AWindowMovesOnlyItsNodesAndFindsTheirBestOptions) {
+  Rng rng(51);
+  int moved = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    const auto p = random_deadline_problem(rng, trial);
+    const auto all_plans = brute_force(p);
+    const double fastest = all_plans.fastest().time.value();
+    const double slowest = all_plans.min_energy().time.value();
+    const std::size_t n = p.dag.nodes.size();
+    for (double f : {0.0, 0.3, 1.0}) {
+      const double deadline = (fastest + f * (slowest - fastest)) * (1 + 1e-12);
+      const auto start = random_plan_within(rng, p, deadline);
+      std::vector<char> movable(n, 0);
+      for (auto& m : movable) m = rng.uniform(0.0, 1.0) < 0.5;
+      const auto sub = best_in_window(p, start, Seconds(deadline), movable, 1'000'000);
+      ASSERT_TRUE(sub.has_value());
+      EXPECT_TRUE(sub->proven);
+      for (std::size_t v = 0; v < n; ++v) {
+        if (!movable[v]) {
+          EXPECT_EQ(sub->assignment[v], start[v]) << "trial " << trial << " node " << v;
+        }
+      }
+      const double want = brute_force_over(p, start, movable, deadline);
+      const auto cost = evaluate_independently(p, sub->assignment);
+      EXPECT_LE(cost.time.value(), deadline * (1 + 1e-9)) << "trial " << trial;
+      EXPECT_NEAR(cost.energy.value(), want, 1e-6 * std::fabs(want)) << "trial " << trial;
+      moved += sub->assignment != start;
+    }
+  }
+  EXPECT_GT(moved, 10);
+}
+
+// From random plans within deadlines across the frontier: never costlier than the start and within
+// the deadline whatever the window, and with one window over everything the brute-force optimum.
+TEST(WindowSearch, NeverCostlierWithinTheDeadlineAndTheOptimumWithOneWindowOverAll) {
+  Rng rng(53);
+  int improved = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    const auto p = random_deadline_problem(rng, trial);
+    const auto all_plans = brute_force(p);
+    const double fastest = all_plans.fastest().time.value();
+    const double slowest = all_plans.min_energy().time.value();
+    const int n = static_cast<int>(p.dag.nodes.size());
+    for (double f : {0.0, 0.3, 1.0}) {
+      const double deadline = (fastest + f * (slowest - fastest)) * (1 + 1e-12);
+      const auto start = random_plan_within(rng, p, deadline);
+      const double start_energy = evaluate_independently(p, start).energy.value();
+      for (int window : {1, 3, n}) {
+        WindowSearch search;
+        search.window = window;
+        const auto r = refine_in_windows(p, start, Seconds(deadline), search);
+        const auto cost = evaluate_independently(p, r.assignment);
+        EXPECT_LE(cost.time.value(), deadline) << "trial " << trial << " window " << window;
+        EXPECT_LE(cost.energy.value(), start_energy) << "trial " << trial << " window " << window;
+        EXPECT_NEAR(r.cost.energy.value(), cost.energy.value(), 1e-9 * std::fabs(start_energy));
+        EXPECT_EQ(r.improved, r.assignment != start);
+        EXPECT_GE(r.solves, 1);
+        if (window == n) {
+          const double want = least_energy_within(all_plans, deadline);
+          EXPECT_NEAR(cost.energy.value(), want, 1e-6 * std::fabs(want)) << "trial " << trial;
+          improved += r.improved;
+        }
+      }
+    }
+  }
+  EXPECT_GT(improved, 10);
+}
+
+// Small windows leave mixes that span more instructions than a window; sweeps repeat while they
+// gain, and node and solve limits bound the work, so the same problem and plan give the same plan
+// every run. On 4 x 8 with an option set per instruction, windows of 6 improve the all-fastest
+// plan, over more than one sweep, and three runs agree.
+TEST(WindowSearch, TheSameEveryRunAndSweepsRepeatWhileTheyGain) {
+  Rng rng(55);
+  const auto p = make_problem(4, 8, true, 3.0, [&] { return dvfs_like_options(rng, 6); });
+  const std::vector<int> fastest(p.dag.nodes.size(), 0);
+  const Seconds deadline = evaluate_plan(p, fastest).time * 1.1;
+  WindowSearch search;
+  search.window = 6;
+  const auto first = refine_in_windows(p, fastest, deadline, search);
+  EXPECT_TRUE(first.improved);
+  EXPECT_GT(first.sweeps, 1);
+  for (int run = 0; run < 2; ++run) {
+    const auto again = refine_in_windows(p, fastest, deadline, search);
+    EXPECT_EQ(again.assignment, first.assignment) << "run " << run;
+    EXPECT_EQ(again.solves, first.solves) << "run " << run;
+  }
+  search.max_solves = 3;
+  EXPECT_EQ(refine_in_windows(p, fastest, deadline, search).solves, 3);
+}
+
+// --milp-nodes on a pipeline of more than one window: the whole MILP, then the windows from its
+// plan (solves counts both), never costlier than the start nor past the deadline.
+TEST(WindowSearch, ARefinementPastOneWindowRunsTheWindowsAfterTheWholeMilp) {
+  Rng rng(59);
+  const auto p = make_problem(4, 12, true, 3.0, [&] { return dvfs_like_options(rng, 6); });
+  const std::vector<int> fastest(p.dag.nodes.size(), 0);
+  const Seconds deadline = evaluate_plan(p, fastest).time * 1.1;
+  const auto r = refine_within_deadline(p, fastest, deadline, 5);
+  EXPECT_GT(r.solves, 1);
+  EXPECT_GE(r.sweeps, 1);
+  EXPECT_TRUE(r.improved);
+  const auto cost = evaluate_independently(p, r.assignment);
+  EXPECT_LE(cost.time.value(), deadline.value());
+  EXPECT_LT(cost.energy.value(), evaluate_independently(p, fastest).energy.value());
+}
+
+WindowSearch bad_search(int window, int max_nodes, int max_solves) {
+  WindowSearch search;
+  search.window = window;
+  search.max_nodes = max_nodes;
+  search.max_solves = max_solves;
+  return search;
+}
+
+TEST(WindowSearch, BadLimitsOrAPlanPastTheDeadlineAreRefused) {
+  Rng rng(57);
+  const auto p = random_deadline_problem(rng, 1);
+  const std::vector<int> fastest(p.dag.nodes.size(), 0);
+  const Seconds time = evaluate_plan(p, fastest).time;
+  EXPECT_THROW(refine_in_windows(p, fastest, time * 0.99, {}), Error);
+  for (const auto& bad : {bad_search(0, 10, 10), bad_search(4, -1, 10), bad_search(4, 10, 0)})
+    EXPECT_THROW(refine_in_windows(p, fastest, time, bad), Error);
+  EXPECT_THROW(best_in_window(p, fastest, time, std::vector<char>(1 + p.dag.nodes.size(), 1), 10),
+               Error);
+  EXPECT_THROW(
+      best_in_window(p, fastest, time * 0.99, std::vector<char>(p.dag.nodes.size(), 1), 10), Error);
+}
+
+}  // namespace
+}  // namespace kareus::frontier
