@@ -216,9 +216,13 @@ TEST(FastEndLp, SolverFastEndPlansMeetTheirDeadlines) {
   Rng rng(52);
   int checked = 0;
   for (int trial = 0; trial < 30; ++trial) {
-    const auto p =
-        make_problem(static_cast<int>(rng.integer(2, 4)), static_cast<int>(rng.integer(3, 8)), true,
-                     rng.uniform(0.0, 5.0), [&] { return dvfs_like_options(rng, 12); });
+    // One draw per statement: the order in which a call's arguments are evaluated is the
+    // compiler's (gcc and clang differ), and the problems must not depend on it.
+    const auto stages = static_cast<int>(rng.integer(2, 4));
+    const auto microbatches = static_cast<int>(rng.integer(3, 8));
+    const double p_blocking = rng.uniform(0.0, 5.0);
+    const auto p = make_problem(stages, microbatches, true, p_blocking,
+                                [&] { return dvfs_like_options(rng, 12); });
     PipelineSolverOptions options;
     options.unit_time = Seconds(0.5);
     options.polish_points = 0;
@@ -237,7 +241,7 @@ TEST(FastEndLp, SolverFastEndPlansMeetTheirDeadlines) {
       ++checked;
     }
   }
-  EXPECT_GE(checked, 150);  // 157 on this seed
+  EXPECT_GE(checked, 140);  // 145 on this seed, with gcc and clang alike
 }
 
 }  // namespace
