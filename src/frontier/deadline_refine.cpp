@@ -18,23 +18,24 @@ namespace {
 // run at about the same time, on neighbouring stages, and trade slack along the same paths.
 std::vector<int> earliest_start_order(const PipelineProblem& problem,
                                       const std::vector<int>& plan) {
-  const auto& dag = problem.dag;
-  const int n = static_cast<int>(dag.nodes.size());
-  std::vector<std::vector<std::pair<int, double>>> preds(n);
-  for (const auto& [from, to] : dag.edges)
-    preds[to].emplace_back(
-        from, dag.nodes[from].stage != dag.nodes[to].stage ? problem.transfer.value() : 0.0);
-  const auto time = [&](int v) {
-    return problem.option_sets[problem.option_set_of[v]][plan[v]].time.value();
-  };
-  std::vector<double> start(n, 0.0);
-  for (int v : dag.topological_order())
-    for (const auto& [u, delay] : preds[v])
-      start[v] = std::max(start[v], start[u] + time(u) + delay);
-  std::vector<int> order(n);
+  const auto start = plan_start_times(problem, plan);
+  std::vector<int> order(start.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return start[a] < start[b]; });
   return order;
+}
+
+// Takes `candidate` into `out` when it is cheaper and within the deadline as evaluate_plan
+// measures plans: CBC's feasibility tolerances could otherwise let a plan a hair past the
+// deadline, or a tie, replace the current one.
+bool keep_if_cheaper(const PipelineProblem& problem, Seconds deadline,
+                     const std::vector<int>& candidate, DeadlineRefinement& out) {
+  const PlanCost cost = evaluate_plan(problem, candidate);
+  if (cost.time > deadline || !(cost.energy < out.cost.energy)) return false;
+  out.assignment = candidate;
+  out.cost = cost;
+  out.improved = true;
+  return true;
 }
 
 // The whole-problem MILP from `plan` within `max_nodes` nodes, kept when cheaper within the
@@ -60,14 +61,7 @@ DeadlineRefinement refine_whole(const PipelineProblem& problem, const std::vecto
   out.solves = 1;
   if (found) {
     out.time_capped = found->time_limit_reached;
-    // CBC's answer is checked as evaluate_plan measures plans: its feasibility tolerances could
-    // otherwise let a plan a hair past the deadline, or a tie, replace the start.
-    const PlanCost cost = evaluate_plan(problem, found->assignment);
-    if (cost.time <= deadline && cost.energy < out.cost.energy) {
-      out.assignment = found->assignment;
-      out.cost = cost;
-      out.improved = true;
-    }
+    keep_if_cheaper(problem, deadline, found->assignment, out);
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return out;
@@ -134,14 +128,7 @@ DeadlineRefinement refine_in_windows(const PipelineProblem& problem, const std::
           best_in_window(problem, out.assignment, deadline, movable, search.max_nodes);
       if (found) {
         out.time_capped = out.time_capped || found->time_capped;
-        // Checked as evaluate_plan measures plans: CBC's feasibility tolerances could otherwise
-        // let a plan a hair past the deadline, or a tie, replace the current one.
-        const PlanCost cost = evaluate_plan(problem, found->assignment);
-        if (cost.time <= deadline && cost.energy < out.cost.energy) {
-          out.assignment = found->assignment;
-          out.cost = cost;
-          out.improved = gained = true;
-        }
+        gained = keep_if_cheaper(problem, deadline, found->assignment, out) || gained;
       }
       if (begin + window >= n) break;
     }

@@ -649,28 +649,55 @@ class Solver {
 
 }  // namespace
 
-PlanCost evaluate_plan(const PipelineProblem& problem, const std::vector<int>& assignment) {
+namespace {
+
+void check_plan(const PipelineProblem& problem, const std::vector<int>& assignment) {
   validate(problem);
   require(assignment.size() == problem.dag.nodes.size(), "plan", "assignment",
           fmt::format("{} entries", assignment.size()),
           fmt::format("one per DAG node ({})", problem.dag.nodes.size()));
+  for (std::size_t v = 0; v < assignment.size(); ++v) {
+    const auto options = problem.option_sets[problem.option_set_of[v]].size();
+    require(assignment[v] >= 0 && assignment[v] < static_cast<int>(options), "plan",
+            fmt::format("assignment[{}]", v), std::to_string(assignment[v]),
+            fmt::format("an option index in [0, {})", options));
+  }
+}
+
+// The plan's makespan, each node's earliest start written to `start`.
+Seconds plan_makespan(const PipelineProblem& problem, const std::vector<int>& assignment,
+                      std::vector<Seconds>& start) {
+  const auto& sets = problem.option_sets;
+  const auto& of = problem.option_set_of;
+  start.resize(assignment.size());
+  return Graph(problem.dag)
+      .earliest_starts<Seconds>([&](int v) { return sets[of[v]][assignment[v]].time; },
+                                problem.transfer, start);
+}
+
+}  // namespace
+
+PlanCost evaluate_plan(const PipelineProblem& problem, const std::vector<int>& assignment) {
+  check_plan(problem, assignment);
   const auto& sets = problem.option_sets;
   const auto& of = problem.option_set_of;
   Seconds busy{0.0};
   Joules energy{0.0};
   for (std::size_t v = 0; v < assignment.size(); ++v) {
-    const int i = assignment[v];
-    require(i >= 0 && i < static_cast<int>(sets[of[v]].size()), "plan",
-            fmt::format("assignment[{}]", v), std::to_string(i),
-            fmt::format("an option index in [0, {})", sets[of[v]].size()));
-    busy += sets[of[v]][i].time;
-    energy += sets[of[v]][i].energy;
+    busy += sets[of[v]][assignment[v]].time;
+    energy += sets[of[v]][assignment[v]].energy;
   }
-  const Graph graph(problem.dag);
-  std::vector<Seconds> start(assignment.size());
-  const Seconds time = graph.earliest_starts<Seconds>(
-      [&](int v) { return sets[of[v]][assignment[v]].time; }, problem.transfer, start);
+  std::vector<Seconds> start;
+  const Seconds time = plan_makespan(problem, assignment, start);
   return PlanCost{time, energy + problem.p_blocking * (time * problem.dag.stages - busy)};
+}
+
+std::vector<Seconds> plan_start_times(const PipelineProblem& problem,
+                                      const std::vector<int>& assignment) {
+  check_plan(problem, assignment);
+  std::vector<Seconds> start;
+  plan_makespan(problem, assignment, start);
+  return start;
 }
 
 std::vector<std::vector<int>> PipelineSolverResult::assignments(

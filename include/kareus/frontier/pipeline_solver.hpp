@@ -92,6 +92,10 @@ struct PlanCost {
 
 // Real time and energy of a plan: `assignment` holds per DAG node an index into its option set.
 PlanCost evaluate_plan(const PipelineProblem& problem, const std::vector<int>& assignment);
+// Each node's earliest start under `assignment`, as evaluate_plan times the plan (the longest
+// path into it, the transfer on every edge between stages).
+std::vector<Seconds> plan_start_times(const PipelineProblem& problem,
+                                      const std::vector<int>& assignment);
 
 struct PipelineSolverSummary {
   int steps = 0;             // min-cut steps taken
