@@ -30,14 +30,19 @@ bench: setup
 mutants: setup
 	scripts/mutants.sh
 
-# The library's unit tests under ASan, UBSan and LeakSanitizer, in the clang tree the fuzz
+# The library's unit tests, the C API's C test and the CLI's tests (an instrumented `kareus`,
+# bad-input corpus included) under ASan, UBSan and LeakSanitizer, in the clang tree the fuzz
 # targets share (build-sanitize/; scripts/sanitized-build.sh), less the tests labelled
 # sanitize_slow (minutes each when instrumented; docs/hardening.md lists them and why).
 # `make sanitize-all` runs those too. Name executables to run only them, e.g.
 # make sanitize SANITIZE_TESTS="test_planner capi_test". Costs: docs/hardening.md.
 SANITIZE_TESTS := test_core test_hardware test_nvml test_workload test_schedule test_partition \
   test_executor test_frontier test_kernel_dvfs test_energylens test_runtime \
-  test_search test_store test_planner test_report test_scaleout
+  test_search test_store test_planner test_report test_scaleout \
+  capi_test test_frontier_cli test_plan_sweep test_cli_simulate test_cli_plan \
+  test_cli_plan_outputs test_cli_plan_readout test_cli_clock_granularity \
+  test_cli_plan_enforceable test_cli_overlap test_cli_energylens test_cli_devices \
+  test_cli_report test_cli_run_schedule test_cli_bad_input_corpus
 SANITIZE_SKIP_LABELS ?= sanitize_slow
 sanitize:
 	@scripts/setup.sh --no-build

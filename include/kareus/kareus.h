@@ -45,7 +45,9 @@ typedef enum kareus_status {
   /* A bug in Kareus, or anything else; the message says what. */
   KAREUS_ERROR_INTERNAL = 5,
   /* The file system, the measurement store (SQLite) or the socket to kareusd failed. */
-  KAREUS_ERROR_IO = 6
+  KAREUS_ERROR_IO = 6,
+  /* Widens the type to int so that an unknown value is well defined in C++. */
+  KAREUS_STATUS_FORCE_INT = 0x7fffffff
 } kareus_status;
 
 /* The message of the calling thread's last failed call, "" after a successful one. */

@@ -80,6 +80,8 @@ const char* kareus_status_string(kareus_status status) {
       return "internal error";
     case KAREUS_ERROR_IO:
       return "I/O error";
+    case KAREUS_STATUS_FORCE_INT:
+      break;
   }
   return "unknown status";
 }
