@@ -16,6 +16,7 @@
 #include "kareus/frontier/pipeline_solver.hpp"
 #include "kareus/frontier/stage_profile.hpp"
 #include "kareus/frontier/unit_time.hpp"
+#include "refine_progress.hpp"
 
 namespace kareus::cli {
 namespace {
@@ -31,6 +32,7 @@ struct PipelineSolveFlags {
   int milp_nodes = 0;
   bool plan = false;
   bool json = false;
+  bool quiet = false;
 };
 
 struct Solved {
@@ -120,8 +122,14 @@ void select_point(const PipelineSolveFlags& f, Solved& s) {
   }
   s.selected_plan = s.result.assignment(points[*s.selected].first);
   if (f.deadline_s && f.milp_nodes > 0) {
-    s.refinement = frontier::refine_within_deadline(s.problem, s.selected_plan,
-                                                    Seconds(*f.deadline_s), f.milp_nodes);
+    std::optional<RefineProgressLines> lines;
+    frontier::RefineProgressFn on_progress;
+    if (!f.quiet) {
+      lines.emplace(stderr);
+      on_progress = [&lines](const frontier::RefineProgress& p) { (*lines)("", p); };
+    }
+    s.refinement = frontier::refine_within_deadline(
+        s.problem, s.selected_plan, Seconds(*f.deadline_s), f.milp_nodes, on_progress);
     s.selected_plan = s.refinement->assignment;
   }
 }
@@ -216,6 +224,8 @@ Json to_json(const PipelineSolveFlags& f, const Solved& s) {
       selected["milp_refinement"] = {{"max_nodes", f.milp_nodes},
                                      {"improved", s.refinement->improved},
                                      {"time_capped", s.refinement->time_capped},
+                                     {"solves", s.refinement->solves},
+                                     {"sweeps", s.refinement->sweeps},
                                      {"time_s", s.refinement->seconds}};
     doc["selected"] = selected;
   }
@@ -257,6 +267,7 @@ void register_pipeline_solve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--plan", flags->plan, "Also print every instruction's clock per point");
   cmd->add_flag("--json", flags->json, "Print one JSON document");
+  cmd->add_flag("--quiet", flags->quiet, "No progress on stderr (the --milp-nodes refinement's)");
   cmd->callback([flags] {
     if (flags->profile.empty())
       throw Error("kareus pipeline-solve: --stage-profile is required: a per-stage profile CSV");

@@ -208,6 +208,9 @@ void register_plan_command(CLI::App& app) {
     if (!f->quiet) {
       progress.emplace(stderr);
       opt.on_progress = [&progress](const planner::PlanProgress& p) { (*progress)(p); };
+      opt.on_refine_progress = [&progress](planner::Method m, const frontier::RefineProgress& p) {
+        progress->refine(m, p);
+      };
     }
     const auto result = planner::plan(w, opt);
     progress.reset();

@@ -42,7 +42,7 @@ std::string finished_line(const planner::PlanProgress& p, double elapsed_s) {
 }
 
 PlanProgressLine::PlanProgressLine(std::FILE* out)
-    : out_(out), tty_(isatty(fileno(out)) != 0), ticker_([this] { tick(); }) {}
+    : out_(out), tty_(isatty(fileno(out)) != 0), refine_lines_(out), ticker_([this] { tick(); }) {}
 
 PlanProgressLine::~PlanProgressLine() {
   {
@@ -69,6 +69,11 @@ void PlanProgressLine::operator()(const planner::PlanProgress& p) {
   }
   running_ = p;
   if (tty_ && now - last_draw_ >= std::chrono::milliseconds(100)) redraw_locked();
+}
+
+void PlanProgressLine::refine(planner::Method method, const frontier::RefineProgress& p) {
+  const std::lock_guard lock(mutex_);
+  refine_lines_(std::string(planner::to_string(method)) + ": ", p);
 }
 
 void PlanProgressLine::redraw_locked() {

@@ -1,7 +1,8 @@
 // How `kareus plan` shows its progress on stderr. On a terminal: one line per method, redrawn in
 // place with its count, rate and ETA while it runs (and its elapsed time while the pipeline
 // solver, which reports nothing, works), then left as that method's summary. Off a terminal: the
-// summary lines only, so a log is not filled with counts.
+// summary lines only, so a log is not filled with counts. A --milp-nodes refinement's lines
+// (refine_progress.hpp) stay above the redrawn line.
 #pragma once
 
 #include <chrono>
@@ -14,6 +15,7 @@
 #include <thread>
 
 #include "kareus/planner/planner.hpp"
+#include "refine_progress.hpp"
 
 namespace kareus::cli {
 
@@ -25,6 +27,8 @@ class PlanProgressLine {
   PlanProgressLine& operator=(const PlanProgressLine&) = delete;
 
   void operator()(const planner::PlanProgress& p);
+  // A method's --milp-nodes refinement (RefineProgressLines), between this line's redraws.
+  void refine(planner::Method method, const frontier::RefineProgress& p);
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -40,6 +44,7 @@ class PlanProgressLine {
   // When each method was first reported: the plan solves one method while the next one starts.
   std::map<planner::Method, Clock::time_point> method_start_;
   Clock::time_point last_draw_;
+  RefineProgressLines refine_lines_;
   std::thread ticker_;  // last: started once the members it reads exist
 };
 

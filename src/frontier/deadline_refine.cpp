@@ -25,6 +25,13 @@ std::vector<int> earliest_start_order(const PipelineProblem& problem,
   return order;
 }
 
+// Whether a sweep that took the energy from `before` to `after` gained enough for another: some
+// gain, and at least `min_gain` of `before`.
+bool worth_another_sweep(Joules before, Joules after, double min_gain) {
+  const double gain = before.value() - after.value();
+  return gain > 0 && gain >= min_gain * before.value();
+}
+
 // Takes `candidate` into `out` when it is cheaper and within the deadline as evaluate_plan
 // measures plans: CBC's feasibility tolerances could otherwise let a plan a hair past the
 // deadline, or a tie, replace the current one.
@@ -107,16 +114,22 @@ DeadlineRefinement refine_in_windows(const PipelineProblem& problem, const std::
           "a node count >= 0");
   require(search.max_solves > 0, "window search", "max_solves", std::to_string(search.max_solves),
           "a solve count > 0");
+  require(search.min_sweep_gain >= 0, "window search", "min_sweep_gain",
+          fmt::format("{}", search.min_sweep_gain), "a fraction of the energy >= 0");
   DeadlineRefinement out{plan, evaluate_plan(problem, plan)};
+  const Joules start_energy = out.cost.energy;
   require(out.cost.time <= deadline, "window search", "plan",
           fmt::format("{} s", out.cost.time.value()),
           fmt::format("an iteration within the deadline, {} s", deadline.value()));
   const int n = static_cast<int>(plan.size());
   const int window = std::min(search.window, n);
   const int stride = std::max(1, window / 2);
-  bool gained = true;
-  while (gained && out.solves < search.max_solves) {
-    gained = false;
+  const auto report = [&](bool sweep_done) {
+    if (search.on_progress)
+      search.on_progress({out.sweeps, out.solves, sweep_done, start_energy, out.cost.energy});
+  };
+  while (out.solves < search.max_solves) {
+    const Joules before = out.cost.energy;
     ++out.sweeps;
     const auto order = earliest_start_order(problem, out.assignment);
     for (int first = 0; out.solves < search.max_solves; first += stride) {
@@ -128,10 +141,13 @@ DeadlineRefinement refine_in_windows(const PipelineProblem& problem, const std::
           best_in_window(problem, out.assignment, deadline, movable, search.max_nodes);
       if (found) {
         out.time_capped = out.time_capped || found->time_capped;
-        gained = keep_if_cheaper(problem, deadline, found->assignment, out) || gained;
+        keep_if_cheaper(problem, deadline, found->assignment, out);
       }
       if (begin + window >= n) break;
+      report(false);
     }
+    report(true);
+    if (!worth_another_sweep(before, out.cost.energy, search.min_sweep_gain)) break;
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return out;
@@ -139,11 +155,21 @@ DeadlineRefinement refine_in_windows(const PipelineProblem& problem, const std::
 
 DeadlineRefinement refine_within_deadline(const PipelineProblem& problem,
                                           const std::vector<int>& plan, Seconds deadline,
-                                          int max_nodes) {
+                                          int max_nodes, const RefineProgressFn& on_progress) {
   const auto began = std::chrono::steady_clock::now();
   const auto whole = refine_whole(problem, plan, deadline, max_nodes);
+  const Joules start = evaluate_plan(problem, plan).energy;
+  if (on_progress) on_progress({0, whole.solves, true, start, whole.cost.energy});
   WindowSearch search;
   search.max_nodes = max_nodes;
+  // The windows' reports as the whole refinement's: from the plan it was given, the whole MILP's
+  // solve counted.
+  if (on_progress)
+    search.on_progress = [&](RefineProgress p) {
+      p.start = start;
+      p.solves += whole.solves;
+      on_progress(p);
+    };
   if (static_cast<int>(plan.size()) <= search.window) return whole;
   auto out = refine_in_windows(problem, whole.assignment, deadline, search);
   out.improved = out.improved || whole.improved;
@@ -151,6 +177,16 @@ DeadlineRefinement refine_within_deadline(const PipelineProblem& problem,
   out.solves += whole.solves;
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return out;
+}
+
+std::string refine_progress_line(const RefineProgress& p) {
+  const std::string stage = p.sweep == 0
+                                ? std::string("whole problem")
+                                : fmt::format("sweep {}{}", p.sweep, p.sweep_done ? " done" : "");
+  const double change =
+      p.start.value() > 0 ? 100.0 * (p.energy.value() - p.start.value()) / p.start.value() : 0.0;
+  return fmt::format("MILP refinement: {}, {} CBC solve{}, {:.1f} J ({:+.2f} %)", stage, p.solves,
+                     p.solves == 1 ? "" : "s", p.energy.value(), change);
 }
 
 std::uint32_t add_refined_plan(const DeadlineRefinement& refinement, PipelineSolverResult& result) {

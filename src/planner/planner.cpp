@@ -203,7 +203,8 @@ MethodResult prepare_method(const workload::Workload& w, const emulator::Emulato
 // After a deadline selection's polish: the plan the deadline picks (the least job energy within
 // it, as select_by_deadline picks) refined by CBC from that plan, and added to the solver's plans
 // when it costs the job less within the deadline, so the selection picks it. Recorded either way.
-void refine_selection(const Selection& selection, MethodResult& m) {
+void refine_selection(const Selection& selection, MethodResult& m,
+                      const frontier::RefineProgressFn& on_progress) {
   const Seconds deadline(selection.bound);
   std::optional<frontier::ParetoPoint> chosen;
   Joules least{0};
@@ -220,7 +221,7 @@ void refine_selection(const Selection& selection, MethodResult& m) {
     // meets the deadline as a job; subtracting the tail can round just below it).
     const Seconds within = std::max(deadline - m.tail_time, chosen->time);
     const auto refined = frontier::refine_within_deadline(
-        m.problem, m.solver.assignment(chosen->first), within, selection.milp_nodes);
+        m.problem, m.solver.assignment(chosen->first), within, selection.milp_nodes, on_progress);
     record.time_capped = refined.time_capped;
     record.seconds = refined.seconds;
     if (refined.improved) {
@@ -238,11 +239,12 @@ void refine_selection(const Selection& selection, MethodResult& m) {
 // polish_within_budget) and, for a deadline with milp_nodes, refined (refine_selection). A
 // deadline is the job's iteration time, the tail more than the pipeline's; an energy budget bounds
 // the whole job's energy.
-void polish_selection(const Selection& selection, MethodResult& m) {
+void polish_selection(const Selection& selection, MethodResult& m,
+                      const frontier::RefineProgressFn& on_refine) {
   if (selection.rule == SelectionRule::kDeadline) {
     frontier::polish_within(m.problem, Seconds(selection.bound) - m.tail_time,
                             frontier::kSelectionNeighbours, m.solver);
-    if (selection.milp_nodes > 0) refine_selection(selection, m);
+    if (selection.milp_nodes > 0) refine_selection(selection, m, on_refine);
   } else if (selection.rule == SelectionRule::kEnergyBudget) {
     frontier::polish_within_budget(
         m.problem, [&](const frontier::ParetoPoint& pt) { return m.job_point(pt).energy; },
@@ -261,14 +263,15 @@ void fill_frontier(MethodResult& m) {
 // Polishes `selection`'s plan unless this frontier already was for it (select_polished). When no
 // point meets the selection the polish finds nothing, and plan() leaves the refusal to the
 // selection a front end makes, which may be of another method.
-void polish_once(const Selection& selection, MethodResult& m) {
+void polish_once(const Selection& selection, MethodResult& m,
+                 const frontier::RefineProgressFn& on_refine = {}) {
   if (selection.rule == SelectionRule::kMaxThroughput ||
       std::find(m.polished_for.begin(), m.polished_for.end(), selection) != m.polished_for.end())
     return;
   // From the frontier as solved, as plan() polishes its options' selection; then the plans other
   // selections found join again (a point they dominate is no better a choice).
   auto others = std::exchange(m.solver.frontier, m.unpolished);
-  polish_selection(selection, m);
+  polish_selection(selection, m, on_refine);
   for (const auto& pt : others.points()) m.solver.frontier.insert(pt);
   fill_frontier(m);
   m.polished_for.push_back(selection);
@@ -299,7 +302,12 @@ void solve_method(const workload::Workload& w, const PlanOptions& options,
   };
   fill_frontier(result);
   result.unpolished = result.solver.frontier;
-  polish_once(options.selection, result);
+  frontier::RefineProgressFn on_refine;
+  if (options.on_refine_progress)
+    on_refine = [&options, method = result.method](const frontier::RefineProgress& p) {
+      options.on_refine_progress(method, p);
+    };
+  polish_once(options.selection, result, on_refine);
 }
 
 std::string range_of(const MethodResult& m) {

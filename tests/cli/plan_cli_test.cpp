@@ -97,7 +97,8 @@ TEST(PlanCli, DeadlineAndBudgetSelectOnTheChosenFrontier) {
 
 // --milp-nodes refines the deadline's polished plan (planner::Selection::milp_nodes): summary.json
 // and stdout say so, the schedule is the refined plan, and it is cheaper than the polished one at
-// this deadline (measured: 9566.2 -> 9550.2 J), so skipping the refinement fails here.
+// this deadline (measured: 9566.2 -> 9550.2 J), so skipping the refinement fails here. Its
+// progress is on stderr unless --quiet.
 TEST(PlanCli, MilpNodesRefineTheDeadlineSelectionInEveryOutput) {
   const auto base = kareus(plan_args("--methods perseus --json"));
   ASSERT_EQ(base.exit_code, 0) << base.err;
@@ -117,6 +118,7 @@ TEST(PlanCli, MilpNodesRefineTheDeadlineSelectionInEveryOutput) {
   const auto refined = kareus(plan_args("--methods perseus --json --deadline " + deadline +
                                         " --milp-nodes 10 --out " + out.string()));
   ASSERT_EQ(refined.exit_code, 0) << refined.err;
+  EXPECT_EQ(refined.err, "");  // --quiet: not a line of the refinement's progress either
   const auto doc = parse(refined);
   const auto selected = doc.root().at("selected");
   EXPECT_LE(selected.at("point").number("time_s"), std::stod(deadline));
@@ -141,6 +143,11 @@ TEST(PlanCli, MilpNodesRefineTheDeadlineSelectionInEveryOutput) {
   EXPECT_NE(table.out.find("MILP refinement (CBC, at most 10 nodes"), std::string::npos)
       << table.out;
   EXPECT_NE(table.out.find("found this cheaper plan"), std::string::npos) << table.out;
+  // Without --quiet the refinement shows on stderr, named by its method (a pipeline of one
+  // window: the whole MILP only).
+  EXPECT_NE(table.err.find("perseus: MILP refinement: whole problem, 1 CBC solve,"),
+            std::string::npos)
+      << table.err;
 }
 
 TEST(PlanCli, OutWritesFrontiersSummaryAndALoadableSchedule) {

@@ -1,5 +1,6 @@
 // `kareus pipeline-solve` end to end: the built binary on the real Perseus A40 profile, and one bad
 // input per validation rule (exit 2, one line naming the file, line and column).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -234,7 +235,10 @@ TEST(PipelineSolveCli, SelectionPolishesThePlanItPicks) {
 // --milp-nodes refines a --deadline selection by CBC from it (deadline_refine.hpp): at GPT-3 x 12,
 // 10 % of the way from the fastest time, 5 nodes find a cheaper plan within the deadline (so a
 // flag that skipped the refinement fails here), and a second run prints the same document but for
-// the timings. Bad input: a negative count, or a count without a deadline.
+// the timings. The refinement's progress goes to stderr: the whole MILP's line and each sweep's,
+// the last one the sweeps the document counts; --quiet prints none of them (the solver's summary
+// line stays) and the same document. Bad
+// input: a negative count, or a count without a deadline.
 TEST(PipelineSolveCli, MilpNodesRefineTheDeadlineSelection) {
   const auto& solve = solve_selection;
   const auto plain = solve("");
@@ -243,7 +247,9 @@ TEST(PipelineSolveCli, MilpNodesRefineTheDeadlineSelection) {
   const double slowest = frontier.at(frontier.size() - 1).number("time_s");
   const std::string deadline = "--deadline " + format_number(fastest + 0.1 * (slowest - fastest));
   const auto polished = solve(deadline);
-  const auto refined = solve(deadline + " --milp-nodes 5");
+  const auto loud = run(kSelectionCase + " --json " + deadline + " --milp-nodes 5");
+  ASSERT_EQ(loud.exit_code, 0) << loud.err;
+  const auto refined = JsonDocument::parse(loud.out, "stdout");
   const auto before = polished.root().at("selected");
   const auto after = refined.root().at("selected");
   EXPECT_LE(after.number("time_s"), after.number("deadline_s"));
@@ -256,7 +262,19 @@ TEST(PipelineSolveCli, MilpNodesRefineTheDeadlineSelection) {
   EXPECT_GT(refinement.number("time_s"), 0.0);
   EXPECT_FALSE(before.contains("milp_refinement"));
 
-  const auto again = solve(deadline + " --milp-nodes 5");
+  const int sweeps = static_cast<int>(refinement.integer("sweeps"));
+  EXPECT_GE(sweeps, 1);
+  EXPECT_NE(loud.err.find("MILP refinement: whole problem, 1 CBC solve,"), std::string::npos)
+      << loud.err;
+  EXPECT_NE(loud.err.find(fmt::format("MILP refinement: sweep {} done, {} CBC solves", sweeps,
+                                      refinement.integer("solves"))),
+            std::string::npos)
+      << loud.err;
+
+  const auto quiet = run(kSelectionCase + " --json " + deadline + " --milp-nodes 5 --quiet");
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find("MILP refinement"), std::string::npos) << quiet.err;
+  const auto again = JsonDocument::parse(quiet.out, "stdout");
   EXPECT_EQ(again.root().at("selected").number("energy_j"), after.number("energy_j"));
   EXPECT_EQ(again.root().at("selected").at("plan").raw(), after.at("plan").raw());
 

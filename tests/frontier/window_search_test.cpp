@@ -1,5 +1,6 @@
 // The window search (refine_in_windows) and the sub-MILP it solves per window
 // (DeadlineModel::optimum with movable nodes), against brute force on small DAGs.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "kareus/core/error.hpp"
@@ -127,6 +128,91 @@ TEST(WindowSearch, TheSameEveryRunAndSweepsRepeatWhileTheyGain) {
   }
   search.max_solves = 3;
   EXPECT_EQ(refine_in_windows(p, fastest, deadline, search).solves, 3);
+}
+
+// The energy after each sweep of `search` from the all-fastest plan, as its progress reports it.
+std::vector<double> sweep_energies(const PipelineProblem& p, Seconds deadline,
+                                   WindowSearch search) {
+  std::vector<double> energies;
+  search.on_progress = [&](const RefineProgress& r) {
+    if (r.sweep_done) energies.push_back(r.energy.value());
+  };
+  refine_in_windows(p, std::vector<int>(p.dag.nodes.size(), 0), deadline, search);
+  return energies;
+}
+
+// A sweep that lowers the energy by less than min_sweep_gain of what it was before it ends the
+// search; one that gains at least that much is followed by another. With no threshold the search
+// sweeps while it gains at all (the rule before min_sweep_gain); that run's sweeps give each
+// sweep's relative gain, and a threshold just above or just below each gain must stop the search
+// after the first sweep gaining less than it, with the same plans up to there.
+TEST(WindowSearch, ASweepGainingLessThanTheThresholdEndsTheSearch) {
+  Rng rng(55);
+  const auto p = make_problem(4, 8, true, 3.0, [&] { return dvfs_like_options(rng, 6); });
+  const PlanCost fastest = evaluate_plan(p, std::vector<int>(p.dag.nodes.size(), 0));
+  const Seconds deadline = fastest.time * 1.1;
+  WindowSearch search;
+  search.window = 6;
+  search.max_solves = 1000;  // the gain, not the solve limit, ends every run here
+  search.min_sweep_gain = 0;
+  const auto all = sweep_energies(p, deadline, search);
+  ASSERT_GE(all.size(), 3U);  // sweeps gain, the last one does not
+  std::vector<double> gains;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const double before = i == 0 ? fastest.energy.value() : all[i - 1];
+    gains.push_back((before - all[i]) / before);
+  }
+  EXPECT_EQ(gains.back(), 0);
+  for (std::size_t i = 0; i + 1 < gains.size(); ++i) {
+    ASSERT_GT(gains[i], 0);
+    for (double threshold : {gains[i] * 1.01, gains[i] * 0.99}) {
+      std::size_t expected = 0;
+      while (expected < gains.size() && gains[expected] >= threshold) ++expected;
+      search.min_sweep_gain = threshold;
+      const auto energies = sweep_energies(p, deadline, search);
+      ASSERT_EQ(energies.size(), std::min(expected + 1, all.size())) << "threshold " << threshold;
+      EXPECT_EQ(energies, std::vector<double>(all.begin(), all.begin() + energies.size()));
+    }
+  }
+  search.min_sweep_gain = -0.1;
+  EXPECT_THROW(refine_in_windows(p, std::vector<int>(p.dag.nodes.size(), 0), deadline, search),
+               Error);
+}
+
+// What a refinement reports: the whole MILP first (sweep 0), then each sweep's windows, each
+// sweep ending in one report with sweep_done; the solves count up to the refinement's own, the
+// energy never rises, starts from the given plan's and ends at the refined plan's.
+TEST(WindowSearch, ProgressReportsTheWholeMilpThenEverySweepAndEndsAtTheResult) {
+  Rng rng(59);
+  const auto p = make_problem(4, 12, true, 3.0, [&] { return dvfs_like_options(rng, 6); });
+  const std::vector<int> fastest(p.dag.nodes.size(), 0);
+  const Seconds deadline = evaluate_plan(p, fastest).time * 1.1;
+  std::vector<RefineProgress> reports;
+  const auto r = refine_within_deadline(p, fastest, deadline, 5,
+                                        [&](const RefineProgress& x) { reports.push_back(x); });
+  ASSERT_GE(reports.size(), 3U);
+  EXPECT_EQ(reports.front().sweep, 0);
+  EXPECT_TRUE(reports.front().sweep_done);
+  EXPECT_EQ(reports.front().solves, 1);
+  int sweeps_done = 0;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    EXPECT_DOUBLE_EQ(reports[i].start.value(), evaluate_plan(p, fastest).energy.value());
+    if (i > 0) {
+      EXPECT_LE(reports[i].energy.value(), reports[i - 1].energy.value());
+      // One report per window solved; a sweep cut short by max_solves reports its end without one.
+      EXPECT_GE(reports[i].solves, reports[i - 1].solves);
+      EXPECT_LE(reports[i].solves, reports[i - 1].solves + 1);
+      EXPECT_GE(reports[i].sweep, reports[i - 1].sweep);
+      if (reports[i].sweep_done) ++sweeps_done;
+    }
+  }
+  EXPECT_EQ(sweeps_done, r.sweeps);
+  EXPECT_TRUE(reports.back().sweep_done);
+  EXPECT_EQ(reports.back().solves, r.solves);
+  EXPECT_DOUBLE_EQ(reports.back().energy.value(), r.cost.energy.value());
+  EXPECT_NE(refine_progress_line(reports.back()).find(fmt::format("sweep {} done", r.sweeps)),
+            std::string::npos)
+      << refine_progress_line(reports.back());
 }
 
 // --milp-nodes on a pipeline of more than one window: the whole MILP, then the windows from its

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kareus/executor/executor.hpp"
+#include "kareus/frontier/deadline_refine.hpp"
 #include "kareus/frontier/pipeline_solver.hpp"
 #include "kareus/planner/composition.hpp"
 #include "kareus/planner/partition_clocks.hpp"
@@ -125,6 +126,9 @@ struct PlanOptions {
   PartitionClockOptions partition_clocks;
   // Called as each method's searches advance and once when each method is done.
   std::function<void(const PlanProgress&)> on_progress;
+  // Called as the selection's MILP refinement (Selection::milp_nodes) advances, from the thread
+  // that solves the method: methods refine side by side.
+  std::function<void(Method, const frontier::RefineProgress&)> on_refine_progress;
   // Empty: default_executor. Scale-out passes one that spreads each batch over MPI ranks.
   ExecutorFactory make_executor;
   // Kareus methods: a measurement cap per partition key, on top of the strategy's own (the search
