@@ -5,8 +5,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <limits>
+#include <set>
 #include <string>
 
 #include "kareus/core/paths.hpp"
@@ -16,6 +20,7 @@
 #include "kareus/energylens/evaluate.hpp"
 #include "kareus/energylens/import.hpp"
 #include "kareus/energylens/metrics.hpp"
+#include "kareus/energylens/select.hpp"
 
 namespace el = kareus::energylens;
 
@@ -74,6 +79,131 @@ double interval_coverage(const el::Dataset& d, const el::FitOptions& fit, int se
   return 100.0 * static_cast<double>(inside) / static_cast<double>(total);
 }
 
+double cpu_seconds() {
+  return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
+}
+
+// select on held-out candidates: scenarios with two or more, those it calls too close, the
+// (best, other) pairs it calls apart and how many of them the measurements order the same way.
+struct Ties {
+  std::size_t scenarios = 0, too_close = 0, apart = 0, apart_in_order = 0;
+  double cpu_s = 0.0;
+
+  void add(const el::EnergyModel& m, const el::Dataset& candidates) {
+    const double start = cpu_seconds();
+    const std::vector<el::Selection> selections = el::select_configurations(m, candidates);
+    cpu_s += cpu_seconds() - start;
+    for (const el::Selection& sel : selections) {
+      if (sel.ranking.size() < 2) continue;
+      ++scenarios;
+      too_close += sel.too_close_to_call;
+      const double best = candidates.energy_j(sel.ranking.front().row);
+      for (std::size_t k = 1; k < sel.ranking.size(); ++k) {
+        if (sel.ranking[k].close_to_best) continue;
+        ++apart;
+        apart_in_order += best <= candidates.energy_j(sel.ranking[k].row);
+      }
+    }
+  }
+};
+
+// Held-out rows inside their interval and the intervals' mean half-width (log energy), for the
+// bag's calibrated intervals and, on the same models, for its normal ones (interval_z(): the
+// intervals before the calibration).
+struct Coverage {
+  std::size_t rows = 0;
+  std::size_t inside = 0, normal_inside = 0;
+  double width = 0.0, normal_width = 0.0;
+  // select on the model without and with its calibration (the tie rule ignores the intervals).
+  std::array<Ties, 2> ties;
+
+  void add(const el::EnergyModel& m, const std::vector<el::Sample>& test) {
+    el::EnergyModel normal = m;
+    normal.calibration = {};
+    for (const el::Sample& row : test) {
+      const el::Interval iv = m.interval(row), nv = normal.interval(row);
+      inside += iv.low <= *row.energy && *row.energy <= iv.high;
+      normal_inside += nv.low <= *row.energy && *row.energy <= nv.high;
+      width += 0.5 * std::log(iv.high / iv.low);
+      normal_width += 0.5 * std::log(nv.high / nv.low);
+      ++rows;
+    }
+    el::Dataset candidates;
+    candidates.samples = test;
+    ties[0].add(normal, candidates);
+    ties[1].add(m, candidates);
+  }
+  std::vector<std::string> cells() const {
+    const double n = static_cast<double>(rows);
+    auto both = [&](auto cell) { return fmt::format("{} -> {}", cell(ties[0]), cell(ties[1])); };
+    return {std::to_string(rows),
+            fmt::format("{:.1f} -> {:.1f}", 100.0 * static_cast<double>(normal_inside) / n,
+                        100.0 * static_cast<double>(inside) / n),
+            fmt::format("{:.3f} -> {:.3f}", normal_width / n, width / n),
+            fmt::format("{} -> {} / {}", ties[0].too_close, ties[1].too_close, ties[0].scenarios),
+            both([](const Ties& t) { return std::to_string(t.apart); }),
+            both([](const Ties& t) {
+              return fmt::format("{:.1f}",
+                                 100.0 * static_cast<double>(t.apart_in_order) /
+                                     static_cast<double>(std::max<std::size_t>(t.apart, 1)));
+            }),
+            both([](const Ties& t) { return fmt::format("{:.2f}", t.cpu_s); })};
+  }
+};
+
+std::vector<el::Sample> rows_of(const el::Dataset& d, const std::vector<std::size_t>& rows) {
+  std::vector<el::Sample> out;
+  for (std::size_t r : rows) out.push_back(d.samples[r]);
+  return out;
+}
+
+// The evaluation's protocols: 50 random training rows and the rest held out; and each model, GPU
+// or parallel configuration held out in turn, trained on 50 random rows of the others.
+void calibration_rows(const std::string& name, const el::Dataset& d, const el::FitOptions& fit,
+                      int seeds, kareus::TextTable& table) {
+  kareus::Rng rng(1);
+  Coverage random;
+  for (int s = 0; s < seeds; ++s) {
+    const std::vector<std::size_t> order =
+        rng.sample_without_replacement(d.samples.size(), d.samples.size());
+    const std::vector<std::size_t> train(order.begin(), order.begin() + 50),
+        test(order.begin() + 50, order.end());
+    el::FitOptions f = fit;
+    f.seed = rng.fork_seed();
+    random.add(el::fit_energy_model(rows_of(d, train), f), rows_of(d, test));
+  }
+  std::vector<std::string> row = {name, "random split"};
+  for (const std::string& c : random.cells()) row.push_back(c);
+  table.add_row(row);
+  for (const std::string column : {"model", "gpu", "parallelism"}) {
+    auto value = [&](const el::Sample& x) {
+      return column == "parallelism" ? fmt::format("tp{} pp{} dp{}", x.tp, x.pp, x.dp)
+             : column == "model"     ? x.model
+                                     : x.gpu;
+    };
+    std::set<std::string> values;
+    for (const el::Sample& x : d.samples) values.insert(value(x));
+    if (values.size() < 2 || values.contains("")) continue;
+    Coverage held;
+    for (int s = 0; s < seeds; ++s)
+      for (const std::string& v : values) {
+        std::vector<std::size_t> others, test;
+        for (std::size_t i = 0; i < d.samples.size(); ++i)
+          (value(d.samples[i]) == v ? test : others).push_back(i);
+        std::vector<std::size_t> train;
+        for (std::size_t k : rng.sample_without_replacement(
+                 others.size(), std::min<std::size_t>(50, others.size())))
+          train.push_back(others[k]);
+        el::FitOptions f = fit;
+        f.seed = rng.fork_seed();
+        held.add(el::fit_energy_model(rows_of(d, train), f), rows_of(d, test));
+      }
+    row = {name, "leave one " + column + " out"};
+    for (const std::string& c : held.cells()) row.push_back(c);
+    table.add_row(row);
+  }
+}
+
 constexpr int kReplicates = 20;
 
 std::string pct(const std::optional<el::Stat>& s) {
@@ -85,7 +215,9 @@ std::string pct100(const el::Stat& s) {
 
 }  // namespace
 
-int main() {
+// With --intervals, only the calibration table (the rest takes several minutes more).
+int main(int argc, char** argv) {
+  const bool intervals_only = argc > 1 && std::string(argv[1]) == "--intervals";
   const auto dir = kareus::data_dir() / "energylens";
   const std::vector<Source> sources = {
       {"ML.ENERGY leaderboard v2 (A100/H100, vLLM, batch x TP x PP)", el::ImportFormat::kMlenergyV2,
@@ -102,6 +234,10 @@ int main() {
   summary.add_row({"paper", "random forest", "49.0", "-", "-", "-", "-"});
   kareus::TextTable transfer(
       {"dataset", "held out", "folds", "model", "MAPE %", "Top-1 %", "pairwise %"});
+  kareus::TextTable calibration(
+      {"dataset", "protocol", "held-out rows", "coverage % (normal -> calibrated)",
+       "mean half-width, log (normal -> calibrated)", "select: too close / scenarios",
+       "pairs called apart", "% of them in measured order", "select CPU s"});
   std::string details;
   for (const Source& s : sources) {
     el::ImportResult imported = el::import_dataset(s.format, dir / s.path);
@@ -110,6 +246,8 @@ int main() {
     o.progress = false;
     o.fit.descriptors = true;
     o.fit.bags = el::kDefaultBags;
+    calibration_rows(s.name, imported.data, o.fit, o.seeds, calibration);
+    if (intervals_only) continue;
     const el::EvaluationReport r = el::evaluate(imported.data, o);
     // The same protocol with the parallelism terms (closed_form.hpp), EnergyLens rows only.
     el::EvaluateOptions with_terms = o;
@@ -153,11 +291,19 @@ int main() {
         interval_coverage(imported.data, o.fit, o.seeds, 0), kReplicates,
         interval_coverage(imported.data, o.fit, o.seeds, kReplicates));
   }
+  const std::string intervals =
+      fmt::format("## Interval calibration (bag of {}, 50 training rows, 10 seeds)\n\n{}\n",
+                  el::kDefaultBags, calibration.render_markdown());
+  if (intervals_only) {
+    std::printf("%s", intervals.c_str());
+    return 0;
+  }
   std::printf(
       "## EnergyLens on real measurements (train 50 random rows, 10 seeds)\n\n%s\n"
       "## Transfer to an unmeasured model, GPU or parallel configuration (50 training rows from "
       "the others, 10 seeds)"
-      "\n\n%s\n%s",
-      summary.render_markdown().c_str(), transfer.render_markdown().c_str(), details.c_str());
+      "\n\n%s\n%s%s",
+      summary.render_markdown().c_str(), transfer.render_markdown().c_str(), details.c_str(),
+      intervals.c_str());
   return 0;
 }

@@ -216,6 +216,11 @@ void add_fit(CLI::App& parent) {
         "log-normal noise: row sd {:.3f}, unexplained group sd {:.3f} (intervals: {:.0f} %)\n",
         std::sqrt(m.scale_fit.row_variance), std::sqrt(m.scale_fit.group_variance),
         100 * el::kIntervalCoverage);
+    if (m.calibration.calibrated())
+      text += fmt::format(
+          "intervals of training groups: {:.3f} sd (calibrated on {} out-of-bag rows; "
+          "new groups: {:.3f})\n",
+          m.calibration.multiplier, m.calibration.scores, el::interval_z());
     if (m.scales.size() > 1) {
       TextTable t({"scale group", "multiplier"});
       for (const auto& [g, v] : m.scales) t.add_row({g, fmt::format("{:.4g}", v)});

@@ -7,17 +7,25 @@
 
 #include "kareus/core/error.hpp"
 #include "kareus/core/rng.hpp"
+#include "kareus/energylens/calibration.hpp"
 
 namespace kareus::energylens {
 
 std::vector<EnergyModel> bootstrap_fits(const std::vector<Sample>& rows, const FitOptions& fit,
-                                        int count, std::uint64_t seed) {
+                                        int count, std::uint64_t seed,
+                                        std::vector<std::vector<int>>* in_bag) {
   Rng rng(seed);
   std::vector<Sample> resample(rows.size());
   std::vector<EnergyModel> out;
+  if (in_bag) in_bag->assign(static_cast<std::size_t>(std::max(count, 0)), {});
   for (int b = 0; b < count; ++b) {
-    for (Sample& s : resample)
-      s = rows[static_cast<std::size_t>(rng.integer(0, static_cast<int>(rows.size()) - 1))];
+    std::vector<int> drawn(rows.size(), 0);
+    for (Sample& s : resample) {
+      const auto i = static_cast<std::size_t>(rng.integer(0, static_cast<int>(rows.size()) - 1));
+      s = rows[i];
+      ++drawn[i];
+    }
+    if (in_bag) (*in_bag)[static_cast<std::size_t>(b)] = std::move(drawn);
     FitOptions o = fit;
     o.seed = rng.fork_seed();
     out.push_back(fit_single_model(resample, o));
@@ -31,10 +39,16 @@ EnergyModel fit_with_bootstrap(const std::vector<Sample>& rows, const FitOptions
     throw Error::invalid("", "--bootstrap", std::to_string(bootstrap.replicates),
                          "needs at least 2 replicates (0 turns it off)");
   EnergyModel model = fit_single_model(rows, fit);
-  model.replicates =
-      bootstrap_fits(rows, fit, std::max(bootstrap.replicates, fit.bags - 1), bootstrap.seed);
-  model.bags = fit.bags;
+  add_replicates(model, rows, fit, std::max(bootstrap.replicates, fit.bags - 1), bootstrap.seed);
   return model;
+}
+
+void add_replicates(EnergyModel& model, const std::vector<Sample>& rows, const FitOptions& fit,
+                    int count, std::uint64_t seed) {
+  std::vector<std::vector<int>> in_bag;
+  model.replicates = bootstrap_fits(rows, fit, count, seed, &in_bag);
+  model.bags = fit.bags;
+  calibrate_out_of_bag(model, rows, in_bag);
 }
 
 std::vector<ParamInterval> parameter_intervals(const EnergyModel& model) {

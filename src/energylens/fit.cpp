@@ -438,8 +438,12 @@ Interval EnergyModel::interval(const Sample& s) const {
   double scale_variance = 0.0;
   scale_of(s, &scale_variance);
   const double point = predict(s).value();
+  // The bag's multiplier for a training group is calibrated on its out-of-bag residuals; the
+  // single fit's, and an unseen group's, is normal.
+  const double z =
+      bags > 1 ? calibration.of(scales.contains(scale_group_key(s, scale_by))) : interval_z();
   const double half =
-      interval_z() * std::sqrt(scale_fit.row_variance + scale_variance + replicate_log_variance(s));
+      z * std::sqrt(scale_fit.row_variance + scale_variance + replicate_log_variance(s));
   return {Joules(point * std::exp(-half)), Joules(point * std::exp(half))};
 }
 
@@ -493,7 +497,8 @@ Json EnergyModel::to_json() const {
               {"train_loss", train_loss},
               {"train_rows", train_rows},
               {"bootstrap", replicate_json},
-              {"bags", bags}};
+              {"bags", bags},
+              {"interval_calibration", calibration.to_json()}};
 }
 
 namespace {
@@ -589,6 +594,9 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
       bags.fail(fmt::format("must lie in [1, {}] (1 + the bootstrap replicates)",
                             m.replicates.size() + 1));
   }
+  // Models saved before the calibration, and uncalibrated ones (null), keep the normal multiplier.
+  if (const auto c = v.find("interval_calibration"); c && !c->is_null())
+    m.calibration = IntervalCalibration::from_json(*c);
   return m;
 }
 
@@ -645,10 +653,7 @@ EnergyModel fit_single_model(const std::vector<Sample>& rows, const FitOptions& 
 
 EnergyModel fit_energy_model(const std::vector<Sample>& rows, const FitOptions& options) {
   EnergyModel model = fit_single_model(rows, options);
-  if (options.bags > 1) {
-    model.replicates = bootstrap_fits(rows, options, options.bags - 1, options.seed);
-    model.bags = options.bags;
-  }
+  if (options.bags > 1) add_replicates(model, rows, options, options.bags - 1, options.seed);
   return model;
 }
 

@@ -5,10 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <array>
 #include <cmath>
 
 #include "kareus/core/error.hpp"
 #include "kareus/core/rng.hpp"
+#include "kareus/energylens/calibration.hpp"
 
 namespace kareus::energylens {
 namespace {
@@ -199,6 +203,182 @@ TEST(EnergyLensBagging, RejectsABagLargerThanTheModelsReplicates) {
 TEST(EnergyLensBootstrap, RefusesTooFewReplicates) {
   Rng rng(5);
   EXPECT_THROW(fit_with_bootstrap(draw(rng, 10), FitOptions{}, {1, 1}), Error);
+}
+
+// Out-of-bag calibration of the bag's intervals (calibration.hpp).
+
+// log(high / low) / 2: the interval's half-width in log energy.
+double half_width(const Interval& iv) {
+  return 0.5 * std::log(iv.high.value() / iv.low.value());
+}
+
+// The standard deviation the interval scales: row noise, the group's scale and the replicates.
+double interval_sd(const EnergyModel& m, const Sample& s) {
+  double scale_variance = 0.0;
+  m.scale_of(s, &scale_variance);
+  return std::sqrt(m.scale_fit.row_variance + scale_variance + m.replicate_log_variance(s));
+}
+
+// Fresh rows from the same configurations and noise fall inside the bag's calibrated 90 %
+// intervals at 90 %. The held-out coverage varies with the training set (a conformal interval's
+// coverage given its n = 50 scores is Beta-distributed, sd sqrt(0.09 / 52) = 0.042 per set) and
+// with the draws of new rows (binomial): the tolerance is three of their combined standard
+// deviations (a multiplier at the scores' 75 % quantile fails it: 0.786). On these rows of one
+// group the bag's normal interval (interval_z()) holds 0.927 and would pass too: the test
+// guards the calibration, not an improvement over 1.645.
+TEST(EnergyLensCalibration, BaggedIntervalsCoverAtTheirNominalRate) {
+  constexpr int kSets = 12;
+  constexpr int kNew = 100;
+  Rng rng(2026);
+  std::size_t inside = 0, normal_inside = 0, total = 0;
+  double width = 0.0, normal_width = 0.0;
+  for (int set = 0; set < kSets; ++set) {
+    FitOptions fit = bagging_fit(kDefaultBags);
+    fit.seed = static_cast<std::uint64_t>(set + 1);
+    const EnergyModel m = fit_energy_model(draw(rng, 50), fit);
+    ASSERT_TRUE(m.calibration.calibrated());
+    EXPECT_GE(m.calibration.scores, 40u);  // nearly every row is out of some resample
+    EnergyModel normal = m;
+    normal.calibration = {};
+    for (const Sample& s : draw(rng, kNew)) {
+      const Interval iv = m.interval(s), nv = normal.interval(s);
+      inside += iv.low <= *s.energy && *s.energy <= iv.high;
+      normal_inside += nv.low <= *s.energy && *s.energy <= nv.high;
+      width += half_width(iv);
+      normal_width += half_width(nv);
+      ++total;
+    }
+  }
+  const double n = static_cast<double>(total);
+  const double coverage = static_cast<double>(inside) / n;
+  const double normal = static_cast<double>(normal_inside) / n;
+  std::printf("bag of %d: calibrated coverage %.3f (mean half-width %.3f), normal %.3f (%.3f)\n",
+              kDefaultBags, coverage, width / n, normal, normal_width / n);
+  const double a = kIntervalCoverage * (1.0 - kIntervalCoverage);
+  const double sd = std::sqrt(a / 52.0 / kSets + a / n);
+  EXPECT_NEAR(coverage, kIntervalCoverage, 3.0 * sd);
+}
+
+// Rows of `groups` models whose energies differ by a log-normal multiplier (sd kGroupSd): the
+// scale groups of real data, where a group's multiplier is uncertain and the replicates move it.
+constexpr double kGroupSd = 0.5;
+
+std::vector<Sample> draw_grouped(Rng& rng, std::size_t n, const std::vector<double>& multipliers,
+                                 std::size_t first_group = 0) {
+  std::vector<Sample> rows = draw(rng, n);
+  for (Sample& s : rows) {
+    const auto g = first_group + static_cast<std::size_t>(rng.integer(
+                                     0, static_cast<int>(multipliers.size() - first_group) - 1));
+    s.model = fmt::format("m{}", g);
+    s.scenario = s.model;
+    s.energy = Joules(s.energy->value() * multipliers[g]);
+  }
+  return rows;
+}
+
+// New rows of the training groups get the calibrated multiplier and do not fall below the
+// nominal coverage; rows of groups never trained on keep the normal one (calibration.hpp). The
+// printed coverages are those docs/energylens.md quotes.
+TEST(EnergyLensCalibration, TrainingGroupsCalibratedNewGroupsNormal) {
+  constexpr int kSets = 12;
+  Rng rng(2027);
+  std::array<std::size_t, 2> inside{}, normal_inside{}, total{};
+  for (int set = 0; set < kSets; ++set) {
+    std::vector<double> multipliers;
+    for (int g = 0; g < 30; ++g) multipliers.push_back(std::exp(kGroupSd * rng.normal(0, 1)));
+    FitOptions fit = bagging_fit(kDefaultBags);
+    fit.scale_by = {"model"};
+    fit.seed = static_cast<std::uint64_t>(set + 1);
+    std::vector<double> trained(multipliers.begin(), multipliers.begin() + 20);
+    const EnergyModel m = fit_energy_model(draw_grouped(rng, 50, trained), fit);
+    ASSERT_TRUE(m.calibration.calibrated());
+    EnergyModel normal = m;
+    normal.calibration = {};
+    for (std::size_t unseen = 0; unseen < 2; ++unseen) {
+      const std::vector<Sample> rows =
+          unseen ? draw_grouped(rng, 100, multipliers, 20) : draw_grouped(rng, 100, trained);
+      for (const Sample& s : rows) {
+        const Interval iv = m.interval(s), nv = normal.interval(s);
+        inside[unseen] += iv.low <= *s.energy && *s.energy <= iv.high;
+        normal_inside[unseen] += nv.low <= *s.energy && *s.energy <= nv.high;
+        ++total[unseen];
+      }
+    }
+  }
+  for (std::size_t unseen = 0; unseen < 2; ++unseen)
+    std::printf("%s groups: calibrated %.3f, normal %.3f\n", unseen ? "unseen" : "seen",
+                static_cast<double>(inside[unseen]) / static_cast<double>(total[unseen]),
+                static_cast<double>(normal_inside[unseen]) / static_cast<double>(total[unseen]));
+  const double seen = static_cast<double>(inside[0]) / static_cast<double>(total[0]);
+  const double a = kIntervalCoverage * (1.0 - kIntervalCoverage);
+  EXPECT_GE(seen, kIntervalCoverage - 3.0 * std::sqrt(a / 52.0 / kSets + a / total[0]));
+  EXPECT_EQ(inside[1], normal_inside[1]);
+}
+
+TEST(EnergyLensCalibration, ScalesTheIntervalsDeviationByItsMultiplier) {
+  Rng rng(8);
+  const std::vector<Sample> rows = draw(rng, 50);
+  const EnergyModel bag = fit_energy_model(rows, bagging_fit(kDefaultBags));
+  ASSERT_TRUE(bag.calibration.calibrated());
+  EnergyModel bag_off = bag;  // predict/select --bagging off: the fit to all rows
+  bag_off.bags = 1;
+  for (const Sample& s : draw(rng, 10)) {
+    EXPECT_NEAR(half_width(bag.interval(s)), bag.calibration.multiplier * interval_sd(bag, s),
+                1e-9);
+    EXPECT_NEAR(half_width(bag_off.interval(s)), interval_sd(bag, s) * interval_z(), 1e-9);
+  }
+}
+
+// K = 1: no bag, no calibration; the single fit keeps its normal interval.
+TEST(EnergyLensCalibration, TheSingleFitKeepsTheNormalInterval) {
+  Rng rng(9);
+  const EnergyModel m = fit_energy_model(draw(rng, 50), bagging_fit(1));
+  EXPECT_FALSE(m.calibration.calibrated());
+  EXPECT_TRUE(m.to_json().at("interval_calibration").is_null());
+  for (const Sample& s : draw(rng, 10))
+    EXPECT_NEAR(half_width(m.interval(s)), interval_z() * interval_sd(m, s), 1e-9);
+  // --bootstrap without a bag: the replicates widen the interval, the multiplier stays normal.
+  const EnergyModel b = fit_with_bootstrap(draw(rng, 30), bagging_fit(1), {5, 2});
+  EXPECT_FALSE(b.calibration.calibrated());
+}
+
+TEST(EnergyLensCalibration, ConformalQuantileIsTheRankCeil09nPlus1) {
+  std::vector<double> scores;
+  for (int i = 19; i >= 1; --i) scores.push_back(i);
+  EXPECT_EQ(conformal_quantile(scores, 0.9), 18.0);  // ceil(0.9 x 20) = 18
+  scores.resize(9);                                  // 19 .. 11: ceil(0.9 x 10) = 9, the largest
+  EXPECT_EQ(conformal_quantile(scores, 0.9), 19.0);
+}
+
+EnergyModel parse_model(const Json& j) {
+  return EnergyModel::from_json(JsonDocument::parse(j.dump(), "model.json").root());
+}
+
+TEST(EnergyLensCalibration, RoundTripsThroughJsonAndRefusesBadValues) {
+  Rng rng(10);
+  const std::vector<Sample> rows = draw(rng, 40);
+  const EnergyModel m = fit_energy_model(rows, bagging_fit(4));
+  ASSERT_TRUE(m.calibration.calibrated());
+  const EnergyModel back = parse_model(m.to_json());
+  EXPECT_EQ(back.calibration.multiplier, m.calibration.multiplier);
+  EXPECT_EQ(back.calibration.scores, m.calibration.scores);
+  for (const Sample& s : draw(rng, 5))
+    EXPECT_NEAR(half_width(back.interval(s)), half_width(m.interval(s)), 1e-9);
+  // A file written before the calibration: the bag's normal interval.
+  Json old = m.to_json();
+  old.erase("interval_calibration");
+  const EnergyModel normal = parse_model(old);
+  EXPECT_FALSE(normal.calibration.calibrated());
+  EXPECT_NEAR(half_width(normal.interval(rows[0])), interval_z() * interval_sd(m, rows[0]), 1e-9);
+  for (const auto& [key, bad] : std::vector<std::pair<std::string, Json>>{{"multiplier", -1.0},
+                                                                          {"multiplier", "wide"},
+                                                                          {"scores", 0},
+                                                                          {"scores", -2},
+                                                                          {"colour", 1.0}}) {
+    Json j = m.to_json();
+    j["interval_calibration"][key] = bad;
+    EXPECT_THROW(parse_model(j), Error) << key;
+  }
 }
 
 }  // namespace

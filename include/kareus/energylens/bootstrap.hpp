@@ -28,9 +28,16 @@ EnergyModel fit_with_bootstrap(const std::vector<Sample>& rows, const FitOptions
                                const BootstrapOptions& bootstrap);
 
 // Single fits (fit_single_model) to `count` resamples of `rows` drawn with replacement, each
-// with its own seeded restarts; the same `seed` draws the same resamples.
+// with its own seeded restarts; the same `seed` draws the same resamples. With `in_bag`,
+// (*in_bag)[b][i] is how often resample b drew row i.
 std::vector<EnergyModel> bootstrap_fits(const std::vector<Sample>& rows, const FitOptions& fit,
-                                        int count, std::uint64_t seed);
+                                        int count, std::uint64_t seed,
+                                        std::vector<std::vector<int>>* in_bag = nullptr);
+
+// Gives `model` (the fit to `rows`) `count` replicates and fit.bags as its bag, and calibrates
+// the bag's intervals on the rows each replicate left out (calibration.hpp).
+void add_replicates(EnergyModel& model, const std::vector<Sample>& rows, const FitOptions& fit,
+                    int count, std::uint64_t seed);
 
 // Percentile intervals (kIntervalCoverage, two-sided) of each closed-form parameter over the
 // replicates; empty without replicates. The linear parameters carry the scale term's level, so

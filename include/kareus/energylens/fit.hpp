@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "kareus/core/json.hpp"
+#include "kareus/energylens/calibration.hpp"
 #include "kareus/energylens/closed_form.hpp"
 #include "kareus/energylens/dataset.hpp"
 #include "kareus/energylens/descriptors.hpp"
@@ -114,6 +115,8 @@ struct EnergyModel {
   std::vector<EnergyModel> replicates;
   // The point prediction is the geometric mean of this fit and the first bags - 1 replicates.
   int bags = 1;
+  // The bag's interval multipliers from its out-of-bag residuals (calibration.hpp).
+  IntervalCalibration calibration;
 
   // A training group's multiplier, else the scale term's (1 without descriptors); the variance
   // of its logarithm goes to `log_variance` when given.
@@ -124,7 +127,8 @@ struct EnergyModel {
   Joules predict_single(const Sample& s) const;
   // Where the measurement should fall with probability kIntervalCoverage: the row noise, the
   // scale's uncertainty and, with replicates, the parameters' (the variance of the replicates'
-  // log predictions), log-normal around the (bagged) prediction.
+  // log predictions), log-normal around the (bagged) prediction. A bag's multiplier of that
+  // deviation is its out-of-bag calibration's, the single fit's interval_z().
   Interval interval(const Sample& s) const;
   // Sample variance of the log prediction for `s` over the replicates (0 with fewer than two).
   double replicate_log_variance(const Sample& s) const;
