@@ -46,6 +46,7 @@ struct FitArgs {
   std::string step_term = "on";
   std::string run_start_term = "on";
   int bags = el::kDefaultBags;
+  std::string pooling = "off";
 
   void add(CLI::App* cmd) {
     cmd->add_option("--loss", loss,
@@ -81,6 +82,11 @@ struct FitArgs {
                     "predict with the geometric mean of this many fits: the fit to all rows and "
                     "bags - 1 fits to bootstrap resamples of them (seeded by --seed); 1: the "
                     "single fit");
+    cmd->add_option("--pooling", pooling,
+                    "on: fit the shape with each group's multiplier shrunk towards the descriptor "
+                    "regression by the row noise over the group effects' variance (estimated "
+                    "from the fit), so groups with one row inform the shape; off: multipliers "
+                    "free during the fit");
   }
   el::FitOptions options() const {
     el::FitOptions o;
@@ -94,6 +100,7 @@ struct FitArgs {
     o.step_term = step_term == "on";
     o.run_start_term = run_start_term == "on";
     o.bags = bags;
+    o.pooling = el::parse_pooling(pooling);
     return o;
   }
 };

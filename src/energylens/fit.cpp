@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "kareus/core/error.hpp"
 #include "kareus/core/rng.hpp"
@@ -32,6 +33,7 @@ struct Problem {
   bool runs = false;
   // The parameters the optimiser moves: all but tau_r without runs.
   std::vector<std::size_t> moved;
+  detail::Pooling pooling;  // weight 0 (the default): every group's multiplier free
 
   Problem(const std::vector<Sample>& rows, Loss l, const std::vector<std::string>& by,
           bool descriptors = false, bool parallel_terms = true, bool kv_term = true,
@@ -56,7 +58,9 @@ struct Problem {
       if (runs || k != tau_r) moved.push_back(k);
   }
 
-  double evaluate(const Params& p, Gradient* grad, std::vector<double>* scales_out) const {
+  // `pooled` false: each group's own multiplier, whatever the pooling.
+  double evaluate(const Params& p, Gradient* grad, std::vector<double>* scales_out,
+                  bool pooled = true) const {
     const std::size_t n = x.size();
     std::vector<double> f(n), df(grad ? n * kParams : 0);
     for (std::size_t i = 0; i < n; ++i) {
@@ -70,7 +74,8 @@ struct Problem {
     }
     std::vector<double> g;
     const double v = detail::scaled_loss(loss, f, energy, groups, grad ? &df : nullptr, kParams,
-                                         grad ? &g : nullptr, scales_out, huber_threshold);
+                                         grad ? &g : nullptr, scales_out, huber_threshold,
+                                         pooled ? &pooling : nullptr);
     if (grad) {
       if (g.size() == kParams)
         std::copy(g.begin(), g.end(), grad->begin());
@@ -249,31 +254,44 @@ std::vector<GroupEvidence> group_evidence(const Problem& problem, const std::vec
   return evidence;
 }
 
-void fit_scale_term(EnergyModel& model, const Problem& problem, const std::vector<Sample>& rows,
-                    const std::vector<double>& scales, std::vector<GroupEvidence> evidence) {
+// The scale term at `p`: the groups' own multipliers (free, whatever the problem's pooling)
+// regressed on their descriptors, with the row noise from the residuals around them, or with
+// the row noise and group variance of `variances` when given.
+ScaleFit scale_term_at(const Params& p, const Problem& problem,
+                       std::vector<GroupEvidence>& evidence, std::vector<GroupScale>& per_group,
+                       const ScaleFit* variances = nullptr) {
+  std::vector<double> scales;
+  problem.evaluate(p, nullptr, &scales, false);
   const std::size_t groups = scales.size();
   // Row noise: log residuals around each group's multiplier, over the degrees of freedom the
   // fit leaves. Counting only the multipliers would leave the shape parameters' fit to these
   // same rows in the residuals and make the intervals too narrow.
   double squares = 0.0;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const double fitted =
-        scales[problem.groups.of_row[i]] * closed_form(model.params, problem.x[i]);
+  for (std::size_t i = 0; i < problem.x.size(); ++i) {
+    const double fitted = scales[problem.groups.of_row[i]] * closed_form(p, problem.x[i]);
     squares += std::pow(std::log(problem.energy[i] / fitted), 2);
   }
   // With fewer rows than fitted directions (a handful of rows) fall back to the multipliers'
   // count, the old, optimistic estimate, rather than to no noise at all.
-  const double n = static_cast<double>(rows.size());
-  double dof = n - static_cast<double>(fitted_directions(model.params, problem));
+  const double n = static_cast<double>(problem.x.size());
+  double dof = n - static_cast<double>(fitted_directions(p, problem));
   if (dof < 1.0) dof = n - static_cast<double>(groups);
   for (std::size_t g = 0; g < groups; ++g) evidence[g].log_scale = std::log(scales[g]);
+  if (variances)
+    return fit_scale(evidence, variances->row_variance, kScaleRidge, per_group,
+                     variances->group_variance);
+  return fit_scale(evidence, dof >= 1.0 ? squares / dof : 0.0, kScaleRidge, per_group);
+}
+
+void fit_scale_term(EnergyModel& model, const Problem& problem, std::vector<GroupEvidence> evidence,
+                    const ScaleFit* variances) {
   std::vector<GroupScale> per_group;
-  model.scale_fit = fit_scale(evidence, dof >= 1.0 ? squares / dof : 0.0, kScaleRidge, per_group);
+  model.scale_fit = scale_term_at(model.params, problem, evidence, per_group, variances);
   model.scale_exponents = model.scale_fit.slopes;
   const double level = std::exp(model.scale_fit.intercept);
   for (std::size_t k = 0; k < kParams; ++k)
     if (parameter_info()[k].linear) model.params[k] *= level;
-  for (std::size_t g = 0; g < groups; ++g) {
+  for (std::size_t g = 0; g < problem.groups.names.size(); ++g) {
     model.scales[problem.groups.names[g]] =
         std::exp(per_group[g].log_scale - model.scale_fit.intercept);
     model.scale_log_variances[problem.groups.names[g]] = per_group[g].log_variance;
@@ -341,6 +359,33 @@ double huber_threshold(const Problem& problem, int max_iterations) {
   return huber.huber_threshold;
 }
 
+// sigma^2 / tau^2 never exceeds this: with no group effect left (tau^2 = 0) every multiplier
+// would be pinned to the regression.
+constexpr double kMaxPoolingWeight = 1e6;
+
+double pooling_weight(const ScaleFit& s) {
+  if (!(s.row_variance > 0.0)) return 0.0;
+  return s.group_variance * kMaxPoolingWeight > s.row_variance ? s.row_variance / s.group_variance
+                                                               : kMaxPoolingWeight;
+}
+
+// Empirical Bayes in one step: sigma^2 and tau^2 from the scale term of the unpooled fit `p`
+// (method of moments, scale_model.hpp), then the shape refitted from `p` with the multipliers
+// pooled by their ratio. Returns that scale term: the pooled model keeps its variances. Not
+// re-estimated at the pooled fit, where tau^2 is biased low (the shape has bent to pull the
+// groups towards the regression, which shrinks their spread) and sigma^2 high: iterated, the
+// weight grew round after round until every group was pinned to the regression
+// (docs/benchmarks/energylens.md, tenth step). The random starts are not rerun: pooling moves
+// the optimum, it does not add basins.
+ScaleFit fit_pooled(Problem& problem, std::vector<GroupEvidence> evidence, Params& p,
+                    int max_iterations) {
+  std::vector<GroupScale> per_group;
+  const ScaleFit unpooled = scale_term_at(p, problem, evidence, per_group);
+  problem.pooling = {pooling_weight(unpooled), standardised_design(evidence), kScaleRidge};
+  if (problem.pooling.weight > 0.0) p = run_lbfgsb(problem, p, max_iterations).params;
+  return unpooled;
+}
+
 Params random_start(Rng& rng) {
   Params p{};
   p[b_p] = rng.uniform(-1.0, 1.2);
@@ -370,6 +415,12 @@ std::string_view loss_name(Loss loss) {
       return "huber";
   }
   return "relative";
+}
+
+bool parse_pooling(std::string_view text) {
+  if (text == "on") return true;
+  if (text == "off") return false;
+  throw Error::invalid("", "--pooling", text, "allowed: on, off");
 }
 
 std::vector<std::string> parse_scale_by(std::string_view text) {
@@ -498,7 +549,8 @@ Json EnergyModel::to_json() const {
               {"train_rows", train_rows},
               {"bootstrap", replicate_json},
               {"bags", bags},
-              {"interval_calibration", calibration.to_json()}};
+              {"interval_calibration", calibration.to_json()},
+              {"pooling_weight", pooling_weight}};
 }
 
 namespace {
@@ -582,6 +634,8 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
     m.scale_log_variances[key] = groups.at(i).at("log_variance").as_non_negative_number();
   }
   m.train_loss = v.number_or("train_loss", 0.0);
+  if (v.contains("pooling_weight"))
+    m.pooling_weight = v.at("pooling_weight").as_non_negative_number();
   m.train_rows = static_cast<std::size_t>(v.integer_or("train_rows", 0));
   if (v.contains("bootstrap")) {
     const JsonValue reps = v.at("bootstrap");
@@ -601,9 +655,14 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
 }
 
 double fit_loss(const Params& p, const std::vector<Sample>& rows, Loss loss,
-                const std::vector<std::string>& scale_by, Gradient* grad, double huber_threshold) {
-  Problem problem(rows, loss, scale_by);
+                const std::vector<std::string>& scale_by, Gradient* grad, double huber_threshold,
+                double pooling_weight, bool descriptors) {
+  Problem problem(rows, loss, scale_by, descriptors);
   problem.huber_threshold = huber_threshold;
+  if (pooling_weight > 0.0)
+    problem.pooling = {pooling_weight,
+                       standardised_design(group_evidence(problem, rows, descriptors)),
+                       kScaleRidge};
   return problem.evaluate(p, grad, nullptr);
 }
 
@@ -645,9 +704,13 @@ EnergyModel fit_single_model(const std::vector<Sample>& rows, const FitOptions& 
       model.params = s.params;
     }
   }
-  std::vector<double> scales;
-  model.train_loss = problem.evaluate(model.params, nullptr, &scales);
-  fit_scale_term(model, problem, rows, scales, std::move(evidence));
+  std::optional<ScaleFit> unpooled;
+  if (options.pooling) {
+    unpooled = fit_pooled(problem, evidence, model.params, options.max_iterations);
+    model.pooling_weight = problem.pooling.weight;
+  }
+  model.train_loss = problem.evaluate(model.params, nullptr, nullptr, false);
+  fit_scale_term(model, problem, std::move(evidence), unpooled ? &*unpooled : nullptr);
   return model;
 }
 

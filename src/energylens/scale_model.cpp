@@ -65,30 +65,46 @@ void fit_families(const std::vector<GroupEvidence>& groups, const Eigen::VectorX
 
 }  // namespace
 
-ScaleFit fit_scale(const std::vector<GroupEvidence>& groups, double row_variance, double ridge,
-                   std::vector<GroupScale>& per_group) {
+ScaleDesign scale_design(const std::vector<GroupEvidence>& groups) {
   const auto g = static_cast<Eigen::Index>(groups.size());
   const auto p = static_cast<Eigen::Index>(groups.empty() ? 1 : groups.front().x.size() + 1);
-  Eigen::MatrixXd X(g, p);
-  Eigen::VectorXd y(g);
+  ScaleDesign d{Eigen::MatrixXd(g, p), Eigen::VectorXd::Ones(p)};
+  Eigen::MatrixXd& X = d.X;
   for (Eigen::Index i = 0; i < g; ++i) {
     const GroupEvidence& e = groups[static_cast<std::size_t>(i)];
     X(i, 0) = 1.0;
     for (Eigen::Index j = 1; j < p; ++j) X(i, j) = e.x[static_cast<std::size_t>(j - 1)];
-    y(i) = e.log_scale;
   }
   // The ridge acts on standardised descriptors, so that it shrinks every exponent alike however
   // widely its descriptor spreads; a descriptor constant over the groups gets exponent 0.
-  Eigen::VectorXd unit = Eigen::VectorXd::Ones(p);
   for (Eigen::Index j = 1; j < p; ++j) {
     const double mean = X.col(j).mean();
     const double sd = std::sqrt((X.col(j).array() - mean).square().mean());
-    unit(j) = sd > 1e-9 ? 1.0 / sd : 0.0;
+    d.unit(j) = sd > 1e-9 ? 1.0 / sd : 0.0;
   }
   // Exponents need more groups than coefficients: otherwise the regression passes through every
   // group, leaves nothing to judge it by, and extrapolates from two or three noisy multipliers.
-  const Eigen::Index varying = (unit.array() > 0.0).count() - 1;
-  if (g < varying + 2) unit.tail(p - 1).setZero();
+  const Eigen::Index varying = (d.unit.array() > 0.0).count() - 1;
+  if (g < varying + 2) d.unit.tail(p - 1).setZero();
+  return d;
+}
+
+Eigen::MatrixXd standardised_design(const std::vector<GroupEvidence>& groups) {
+  const ScaleDesign d = scale_design(groups);
+  Eigen::MatrixXd out(d.X.rows(), (d.unit.array() > 0.0).count());
+  Eigen::Index column = 0;
+  for (Eigen::Index j = 0; j < d.X.cols(); ++j)
+    if (d.unit(j) > 0.0) out.col(column++) = d.X.col(j) * d.unit(j);
+  return out;
+}
+
+ScaleFit fit_scale(const std::vector<GroupEvidence>& groups, double row_variance, double ridge,
+                   std::vector<GroupScale>& per_group, double group_variance) {
+  const auto g = static_cast<Eigen::Index>(groups.size());
+  const auto [X, unit] = scale_design(groups);
+  const Eigen::Index p = X.cols();
+  Eigen::VectorXd y(g);
+  for (Eigen::Index i = 0; i < g; ++i) y(i) = groups[static_cast<std::size_t>(i)].log_scale;
   const Eigen::MatrixXd Xs = X * unit.asDiagonal();
   Eigen::MatrixXd A = Xs.transpose() * Xs;
   for (Eigen::Index j = 1; j < p; ++j) A(j, j) += ridge;
@@ -106,7 +122,9 @@ ScaleFit fit_scale(const std::vector<GroupEvidence>& groups, double row_variance
   const double dof = static_cast<double>(g) - (X * fit.inverse * X.transpose()).trace();
   double noise = 0.0;
   for (const GroupEvidence& e : groups) noise += row_variance / e.rows;
-  if (dof > 0.5) {
+  if (group_variance >= 0.0) {
+    fit.group_variance = group_variance;
+  } else if (dof > 0.5) {
     fit.group_variance =
         std::max(0.0, (r.squaredNorm() - noise * dof / static_cast<double>(g)) / dof);
   }

@@ -11,18 +11,7 @@
 namespace kareus::energylens {
 namespace {
 
-Params random_params(Rng& rng) {
-  Params p;
-  const auto& info = parameter_info();
-  for (std::size_t k = 0; k < kParams; ++k) {
-    const double lo = std::max(info[k].lower, -1.5), hi = std::min(info[k].upper, 3.0);
-    p[k] = rng.uniform(lo + 0.05, hi);
-  }
-  // J per output token per context token: far below a per-token energy, else the context term
-  // (up to 2000 x 3000 units here) swamps the rest and the differences lose their precision.
-  p[c_kv] *= 1e-4;
-  return p;
-}
+using testing::random_params;
 
 // Eq. 4 evaluated by hand. The other tests build their data with closed_form itself, so only
 // these values catch a change to the formula that its gradient follows consistently.

@@ -13,24 +13,8 @@
 namespace kareus::energylens {
 namespace {
 
-Params shape() {
-  Params p{};
-  p[a_p] = 0.0;
-  p[b_p] = 0.5;
-  p[e_p] = 1.0;
-  p[a_d] = 2.0;
-  p[b_d] = 0.7;
-  p[e_d] = 4.0;
-  p[g1_d] = 0.3;
-  p[g2_d] = 0.2;
-  p[d1] = 1.0;
-  p[d2] = 3.0;
-  return p;
-}
-
-// Energy per token linear in the weights moved (split between the two collinear parameter
-// counts of a dense model) and in J per byte of the GPU.
-constexpr ScaleVector kKappa = {0.5, 0.5, 0.0, 1.0};
+using testing::kKappa;
+using testing::shape;
 
 FitOptions descriptor_fit() {
   FitOptions o;

@@ -2,11 +2,40 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "kareus/core/rng.hpp"
 
 namespace kareus::energylens::testing {
+
+Params shape() {
+  Params p{};
+  p[a_p] = 0.0;
+  p[b_p] = 0.5;
+  p[e_p] = 1.0;
+  p[a_d] = 2.0;
+  p[b_d] = 0.7;
+  p[e_d] = 4.0;
+  p[g1_d] = 0.3;
+  p[g2_d] = 0.2;
+  p[d1] = 1.0;
+  p[d2] = 3.0;
+  return p;
+}
+
+Params random_params(Rng& rng) {
+  Params p;
+  const auto& info = parameter_info();
+  for (std::size_t k = 0; k < kParams; ++k) {
+    const double lo = std::max(info[k].lower, -1.5), hi = std::min(info[k].upper, 3.0);
+    p[k] = rng.uniform(lo + 0.05, hi);
+  }
+  // J per output token per context token: far below a per-token energy, else the context term
+  // (up to 2000 x 3000 units here) swamps the rest and the differences lose their precision.
+  p[c_kv] *= 1e-4;
+  return p;
+}
 
 Dataset synthetic_grid(const std::function<double(const Sample&)>& truth, double noise,
                        std::uint64_t seed) {

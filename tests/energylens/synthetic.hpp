@@ -4,11 +4,22 @@
 #include <cstdint>
 #include <functional>
 
+#include "kareus/core/rng.hpp"
 #include "kareus/energylens/closed_form.hpp"
 #include "kareus/energylens/dataset.hpp"
 #include "kareus/energylens/descriptors.hpp"
 
 namespace kareus::energylens::testing {
+
+// The closed form the descriptor-scale tests generate rows with.
+Params shape();
+
+// Energy per token linear in the weights moved (split between the two collinear parameter
+// counts of a dense model) and in J per byte of the GPU.
+inline constexpr ScaleVector kKappa = {0.5, 0.5, 0.0, 1.0};
+
+// Parameters drawn inside their fitting bounds, for gradient checks.
+Params random_params(Rng& rng);
 
 // A TP x PP x batch x output-length grid, `scenarios` workloads (output lengths), energy from
 // `truth` times (1 + noise * N(0,1)). Time is made to favour small batches.

@@ -42,6 +42,8 @@ inline constexpr double kHuberMinThreshold = 1e-3;
 
 Loss parse_loss(std::string_view text);
 std::string_view loss_name(Loss loss);
+// --pooling: "on" or "off".
+bool parse_pooling(std::string_view text);
 
 struct FitOptions {
   Loss loss = Loss::kRelative;
@@ -77,6 +79,12 @@ struct FitOptions {
   // CLI and the benchmark use kDefaultBags; 1 here keeps the building block (and the tests that
   // check it) at the cost of one fit.
   int bags = 1;
+  // Partial pooling: fit the shape with each group's log multiplier shrunk towards the descriptor
+  // regression (the scale term) by sigma^2 / tau^2, the row noise over the variance of the group
+  // effects, both estimated from the fit (empirical Bayes), so that groups with one training row
+  // inform the shape too. false: every group's multiplier is free while the shape is fitted, and
+  // is explained by the scale term afterwards.
+  bool pooling = false;
 };
 
 // The bag `fit` and `evaluate` use unless told otherwise: on both shipped datasets it lowers the
@@ -111,6 +119,8 @@ struct EnergyModel {
   double train_loss = 0.0;
   std::size_t train_rows = 0;
   int restarts_converged = 0;
+  // sigma^2 / tau^2 the shape was fitted with under FitOptions::pooling; 0: unpooled.
+  double pooling_weight = 0.0;
   // Fits to bootstrap resamples of the training rows (bootstrap.hpp); empty unless asked for.
   std::vector<EnergyModel> replicates;
   // The point prediction is the geometric mean of this fit and the first bags - 1 replicates.
@@ -149,9 +159,12 @@ struct EnergyModel {
 double interval_z();
 
 // The loss of `p` on `rows` (with each group's optimal multiplier) and its gradient;
-// `huber_threshold` (log units, > 0) is used by Loss::kHuber only.
+// `huber_threshold` (log units, > 0) is used by Loss::kHuber only. pooling_weight > 0 pools the
+// multipliers with that weight (sigma^2 / tau^2) towards the scale term's regression, on the
+// groups' descriptors when `descriptors` (scale_by must then hold model and gpu).
 double fit_loss(const Params& p, const std::vector<Sample>& rows, Loss loss,
-                const std::vector<std::string>& scale_by, Gradient* grad, double huber_threshold);
+                const std::vector<std::string>& scale_by, Gradient* grad, double huber_threshold,
+                double pooling_weight = 0.0, bool descriptors = false);
 
 // The fit to `rows` alone (options.bags is ignored): what fit_energy_model bags.
 EnergyModel fit_single_model(const std::vector<Sample>& rows, const FitOptions& options);

@@ -322,6 +322,8 @@ case("energylens_fit_loss", "energylens fit --data {dir}/d.csv --loss cubic", "c
 case("energylens_fit_bags", "energylens fit --data {dir}/d.csv --descriptors off --bags {v}",
      ["--bags", "{v}"],
      files=DATA, values=["0", "-3"])
+case("energylens_fit_pooling", "energylens fit --data {dir}/d.csv --descriptors off --pooling {v}",
+     ["--pooling", "{v}"], files=DATA, values=["maybe", "ON"])
 case("energylens_evaluate_bags", "energylens evaluate --data {dir}/d.csv --train-size 5 --seeds 1 "
      "--descriptors off --scale-by none --quiet --bags 0", ["--bags", "0"], files=DATA)
 case("energylens_fit_out_under_file", "energylens fit --data {dir}/d.csv --out {dir}/f/m.json",
