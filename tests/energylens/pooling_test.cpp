@@ -81,7 +81,10 @@ TEST(EnergyLensPooling, PooledLossGradientMatchesCentralDifferences) {
   Rng rng(7);
   const std::vector<std::pair<Loss, double>> losses = {
       {Loss::kRelative, 0.0}, {Loss::kLog, 0.0}, {Loss::kHuber, 0.05}};
-  for (const auto& [loss, threshold] : losses) {
+  for (const auto& loss_and_threshold : losses) {
+    // Named copies, not a structured binding: clang before 16 cannot capture one in a lambda.
+    const Loss loss = loss_and_threshold.first;
+    const double threshold = loss_and_threshold.second;
     for (int trial = 0; trial < 4; ++trial) {
       const Params p = random_params(rng);
       const double weight = rng.uniform(0.05, 5.0);
