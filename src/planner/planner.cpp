@@ -8,6 +8,7 @@
 #include <future>
 #include <numeric>
 #include <optional>
+#include <thread>
 #include <utility>
 
 #include "kareus/core/error.hpp"
@@ -351,17 +352,15 @@ PlanResult plan(const workload::Workload& w, const PlanOptions& options) {
   const emulator::OutsideWork transfers = emulator::pipeline_transfers(w, emu, at_max);
   PlanResult result{w, {}, {}};
   // At a fine time unit a method's pipeline solve is most of its time and needs nothing from the
-  // other methods, so each runs on its own thread from the moment its options are prepared, all
-  // of them at once. Holding one back until a core frees up left the last method (kareus, the
-  // longest: more options, more steps) to run alone at the end with its step thread as the
-  // critical path while a core idled; with every solve in flight the cores stay busy until the
-  // longest one's last steps. The results do not depend on it; progress still reports each method
-  // done in order.
+  // other methods, so it runs on its own thread while the next method's options are prepared and
+  // the other solves run, at most one solve per core in flight. The results do not depend on it;
+  // progress still reports each method done in order.
   struct Solving {
     Method method;
     std::future<void> solve;
   };
   std::deque<Solving> solving;
+  const std::size_t most_in_flight = std::max(1U, std::thread::hardware_concurrency());
   const auto finish_oldest = [&] {
     const Method m = solving.front().method;
     solving.front().solve.get();
@@ -382,6 +381,7 @@ PlanResult plan(const workload::Workload& w, const PlanOptions& options) {
     if (options.on_progress) options.on_progress(PlanProgress{m});
     auto& r =
         result.methods.emplace(m, prepare_method(w, emu, m, options, transfers)).first->second;
+    if (solving.size() >= most_in_flight) finish_oldest();
     solving.push_back(
         Solving{m, std::async(std::launch::async, [&w, &options, &tail, &transfers, &r] {
                   solve_method(w, options, tail, transfers, r);
