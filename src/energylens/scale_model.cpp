@@ -63,7 +63,14 @@ void fit_families(const std::vector<GroupEvidence>& groups, const Eigen::VectorX
   }
 }
 
-}  // namespace
+// The regression's design over the groups: column 0 the intercept, then the descriptor
+// logarithms; `unit` scales each column to unit standard deviation (1 for the intercept, 0 for a
+// descriptor constant over the groups, and for every descriptor when the groups are too few to
+// judge exponents by), the units in which the ridge acts.
+struct ScaleDesign {
+  Eigen::MatrixXd X;
+  Eigen::VectorXd unit;
+};
 
 ScaleDesign scale_design(const std::vector<GroupEvidence>& groups) {
   const auto g = static_cast<Eigen::Index>(groups.size());
@@ -88,6 +95,8 @@ ScaleDesign scale_design(const std::vector<GroupEvidence>& groups) {
   if (g < varying + 2) d.unit.tail(p - 1).setZero();
   return d;
 }
+
+}  // namespace
 
 Eigen::MatrixXd standardised_design(const std::vector<GroupEvidence>& groups) {
   const ScaleDesign d = scale_design(groups);

@@ -49,16 +49,6 @@ struct GroupScale {
   double log_variance = 0.0;  // posterior variance of that log scale
 };
 
-// The regression's design over the groups: column 0 the intercept, then the descriptor
-// logarithms; `unit` scales each column to unit standard deviation (1 for the intercept, 0 for a
-// descriptor constant over the groups, and for every descriptor when the groups are too few to
-// judge exponents by), the units in which the ridge acts.
-struct ScaleDesign {
-  Eigen::MatrixXd X;
-  Eigen::VectorXd unit;
-};
-ScaleDesign scale_design(const std::vector<GroupEvidence>& groups);
-
 // X times `unit`, without the columns whose unit is 0: the coefficients of these columns are the
 // ones fit_scale's ridge penalises alike (all but the intercept, column 0).
 Eigen::MatrixXd standardised_design(const std::vector<GroupEvidence>& groups);
