@@ -3,7 +3,9 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include <mutex>
 #include <optional>
+#include <shared_mutex>
 
 #include "bindings.hpp"
 #include "kareus/core/error.hpp"
@@ -85,6 +87,23 @@ const planner::MethodResult& method_of(const planner::PlanResult& r, const std::
   return it->second;
 }
 
+// select() polishes (and, with milp_nodes, refines) a method's frontier in place, which can take
+// minutes: it runs without the GIL so that other Python threads go on, holding this lock alone.
+// Every reader of what it changes (a frontier, its plans, its refinements) copies it holding the
+// lock shared, also without the GIL: a reader waiting for a selection to end then stalls only its
+// own thread, and no thread ever waits for the lock while it holds the GIL, so none can deadlock.
+std::shared_mutex& selection_lock() {
+  static std::shared_mutex lock;
+  return lock;
+}
+
+template <class Read>
+auto read_locked(Read read) {
+  py::gil_scoped_release unlocked;
+  std::shared_lock lock(selection_lock());
+  return read();
+}
+
 py::dict metrics_dict(const planner::Metrics& m) {
   py::dict d;
   d["max_throughput_time_reduction"] = m.max_throughput_time_reduction;
@@ -141,7 +160,10 @@ void bind_plan(py::module_& m) {
   py::class_<planner::MethodResult>(m, "MethodResult", "The frontier of one method.")
       .def_property_readonly(
           "method", [](const planner::MethodResult& r) { return planner::to_string(r.method); })
-      .def_readonly("frontier", &planner::MethodResult::frontier, "Fastest first.")
+      .def_property_readonly(
+          "frontier",
+          [](const planner::MethodResult& r) { return read_locked([&] { return r.frontier; }); },
+          "Fastest first.")
       .def_readonly("measurements", &planner::MethodResult::measurements)
       .def_readonly("measurements_reused", &planner::MethodResult::measurements_reused)
       .def_readonly("profiling_gpu_hours", &planner::MethodResult::profiling_gpu_hours,
@@ -149,14 +171,22 @@ void bind_plan(py::module_& m) {
       .def_readonly("profiling_gpu_hours_reused",
                     &planner::MethodResult::profiling_gpu_hours_reused,
                     "The part of profiling_gpu_hours the store's reused measurements cost.")
-      .def("fastest", &planner::MethodResult::fastest, py::return_value_policy::copy)
-      .def("min_energy", &planner::MethodResult::min_energy, py::return_value_policy::copy)
+      .def("fastest",
+           [](const planner::MethodResult& r) {
+             return read_locked([&] { return planner::IterationPoint(r.fastest()); });
+           })
+      .def("min_energy",
+           [](const planner::MethodResult& r) {
+             return read_locked([&] { return planner::IterationPoint(r.min_energy()); });
+           })
       .def(
           "select",
           [](planner::MethodResult& r, std::optional<double> deadline_s,
              std::optional<double> energy_budget_j, int milp_nodes) {
-            return planner::select_polished(
-                r, selection_of("select", deadline_s, energy_budget_j, milp_nodes));
+            const auto selection = selection_of("select", deadline_s, energy_budget_j, milp_nodes);
+            py::gil_scoped_release unlocked;
+            std::unique_lock lock(selection_lock());
+            return planner::IterationPoint(planner::select_polished(r, selection));
           },
           py::kw_only(), py::arg("deadline_s") = py::none(),
           py::arg("energy_budget_j") = py::none(), py::arg("milp_nodes") = 0,
@@ -170,7 +200,7 @@ void bind_plan(py::module_& m) {
           "refinements",
           [](const planner::MethodResult& r) {
             py::list out;
-            for (const auto& refinement : r.refinements) {
+            for (const auto& refinement : read_locked([&] { return r.refinements; })) {
               py::dict d = to_python(planner::to_json(refinement));
               d["deadline_s"] = refinement.selection.bound;
               out.append(d);
@@ -179,7 +209,9 @@ void bind_plan(py::module_& m) {
           },
           "Per deadline selection refined so far (milp_nodes > 0): deadline_s, max_nodes, "
           "improved, time_capped, time_s, as summary.json's selected.milp_refinement.")
-      .def("ten_point_frontier", &planner::ten_point_frontier);
+      .def("ten_point_frontier", [](const planner::MethodResult& r) {
+        return read_locked([&] { return planner::ten_point_frontier(r); });
+      });
 
   py::class_<planner::PlanResult>(m, "PlanResult", "Per method, the iteration frontier.")
       .def_readonly("workload", &planner::PlanResult::workload)
@@ -193,7 +225,10 @@ void bind_plan(py::module_& m) {
       .def("__getitem__", &method_of, py::return_value_policy::reference_internal,
            py::arg("method"))
       .def(
-          "to_dict", [](const planner::PlanResult& r) { return to_python(planner::to_json(r)); },
+          "to_dict",
+          [](const planner::PlanResult& r) {
+            return to_python(read_locked([&] { return planner::to_json(r); }));
+          },
           "The plan as summary.json of `kareus plan` has it: workload and, per method, the "
           "frontier, its ends, measurements and metrics.")
       .def(
@@ -207,7 +242,8 @@ void bind_plan(py::module_& m) {
           "schedule",
           [](const planner::PlanResult& r, const std::string& method,
              const planner::IterationPoint& point) {
-            return planner::make_schedule(r, method_of(r, method).method, point);
+            return read_locked(
+                [&] { return planner::make_schedule(r, method_of(r, method).method, point); });
           },
           py::arg("method"), py::arg("point"), "The runtime schedule of a frontier point.");
 

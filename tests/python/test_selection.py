@@ -9,6 +9,8 @@ import ctypes
 import json
 import os
 import subprocess
+import threading
+import time
 
 import pytest
 
@@ -190,3 +192,45 @@ def test_a_bad_node_limit_is_refused_by_every_front_end(workload_path):
         assert status != 0 and b"milp_nodes = -1" in lib.kareus_last_error()
     finally:
         lib.kareus_plan_free(plan)
+
+
+def test_a_long_selection_lets_other_threads_run(tmp_path):
+    """select() with milp_nodes runs CBC for as long as it needs (minutes on large plans): other
+    Python threads must go on meanwhile (it releases the GIL), and a thread reading the same result
+    must see the frontier from before or after the selection, never one half changed, and waiting
+    for it must not hold the GIL either. The ticker gets no tick into the middle half of the
+    selection when the selection, or the reader waiting for it, holds the GIL."""
+    path = tmp_path / "workload.json"
+    path.write_text(json.dumps({**WORKLOAD, "parallelism": {**WORKLOAD["parallelism"],
+                                                            "microbatches": 32}}))
+    method = kareus.plan(kareus.Workload.from_file(path), methods=[METHOD])[METHOD]
+    deadline = method.frontier[len(method.frontier) // 3].time_s
+    ticks, frontiers, done = [], [], threading.Event()
+
+    def tick():
+        while not done.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.005)
+
+    def read():
+        while not done.is_set():
+            frontiers.append(method.frontier)
+
+    others = [threading.Thread(target=tick), threading.Thread(target=read)]
+    for thread in others:
+        thread.start()
+    try:
+        began = time.monotonic()
+        point = method.select(deadline_s=deadline, milp_nodes=10)
+        ended = time.monotonic()
+    finally:
+        done.set()
+        for thread in others:
+            thread.join()
+    quarter = (ended - began) / 4
+    assert any(began + quarter < t < ended - quarter for t in ticks), (ended - began, len(ticks))
+    assert point.time_s <= deadline
+    for frontier in frontiers:
+        times = [p.time_s for p in frontier]
+        energies = [p.energy_j for p in frontier]
+        assert times == sorted(times) and energies == sorted(energies, reverse=True)
