@@ -16,7 +16,7 @@ const StageSchedule& stage_of(const kareus_schedule* schedule, int stage) {
 }
 
 const ScheduleInstruction& instruction_of(const kareus_schedule* schedule, int stage,
-                                                   std::size_t index) {
+                                          std::size_t index) {
   const auto& instructions = stage_of(schedule, stage).instructions;
   check_index(index, instructions.size(), "instruction");
   return instructions[index];
@@ -54,8 +54,7 @@ kareus_status kareus_schedule_parse(const char* json, const char* source_name,
                                     kareus_schedule** out) {
   return guarded([&] {
     required(out, "out");
-    *out = wrap(
-        parse_schedule(required(json, "json"), source_name ? source_name : "schedule"));
+    *out = wrap(parse_schedule(required(json, "json"), source_name ? source_name : "schedule"));
   });
 }
 

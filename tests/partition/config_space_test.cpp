@@ -5,8 +5,8 @@
 #include <functional>
 #include <set>
 
-#include "kareus/core/error.hpp"
 #include "common/workloads.hpp"
+#include "kareus/core/error.hpp"
 
 namespace kareus::partition {
 namespace {

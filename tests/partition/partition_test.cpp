@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "kareus/core/error.hpp"
 #include "common/workloads.hpp"
+#include "kareus/core/error.hpp"
 
 namespace kareus::partition {
 namespace {
