@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
+#include <map>
 #include <string>
 
 #include "kareus/energylens/fit.hpp"
@@ -10,30 +10,38 @@
 namespace kareus::energylens {
 namespace {
 
+// The posterior variance fit_scale gives the log multiplier of a group fitted on `rows` rows.
+double group_log_variance(const ScaleFit& fit, double rows) {
+  const double own = fit.row_variance / rows, tau2 = fit.group_variance;
+  return tau2 + own > 0.0 ? tau2 * own / (tau2 + own) : 0.0;
+}
+
 // |mean log residual| over the replicates that left row `i` out but drew its group, divided by
-// the standard deviation interval() uses for the row (with those replicates' mean variance of
-// its log scale); none without such a replicate or when the deviation is 0 (noise-free rows
-// leave nothing to calibrate).
-void add_score(const EnergyModel& model, const std::vector<Sample>& rows, std::size_t i,
-               const std::vector<std::vector<int>>& in_bag,
-               const std::vector<std::set<std::string>>& drawn_groups,
-               std::vector<double>& scores) {
+// the standard deviation of that mean: interval()'s for the row, with the group's variance as
+// known from the distinct rows of it each replicate drew (its own counts a row drawn twice as
+// two, but the copies share their noise), and the replicates' spread over the few fits
+// averaged rather than the whole bag. None without such a replicate or when the deviation is 0
+// (noise-free rows leave nothing to calibrate).
+void add_score(const EnergyModel& model, const std::vector<Sample>& rows,
+               const std::vector<std::size_t>& group, std::size_t i,
+               const std::vector<std::vector<int>>& in_bag, std::vector<double>& scores) {
   const Sample& s = rows[i];
-  const std::string key = scale_group_key(s, model.scale_by);
   double residuals = 0.0, scale_variances = 0.0;
   int fits = 0;
-  for (std::size_t b = 0; b < drawn_groups.size(); ++b) {
-    if (in_bag[b][i] > 0 || !drawn_groups[b].contains(key)) continue;
-    const EnergyModel& r = model.replicates[b];
-    double variance = 0.0;
-    r.scale_of(s, &variance);
-    residuals += std::log(s.energy->value() / r.predict_single(s).value());
-    scale_variances += variance;
+  for (std::size_t b = 0; b < in_bag.size() && b + 1 < static_cast<std::size_t>(model.bags); ++b) {
+    if (in_bag[b][i] > 0) continue;
+    double drawn = 0.0;  // distinct rows of the group in the resample
+    for (std::size_t j = 0; j < rows.size(); ++j) drawn += group[j] == group[i] && in_bag[b][j] > 0;
+    if (drawn == 0.0) continue;
+    residuals += std::log(s.energy->value() / model.replicates[b].predict_single(s).value());
+    scale_variances += group_log_variance(model.scale_fit, drawn);
     ++fits;
   }
   if (fits == 0) return;
-  const double sd = std::sqrt(model.scale_fit.row_variance + scale_variances / fits +
-                              model.replicate_log_variance(s));
+  const double spread = model.replicate_log_variance(s);
+  const double excess = spread * (1.0 / fits - 1.0 / model.bags);
+  const double sd =
+      std::sqrt(model.scale_fit.row_variance + scale_variances / fits + spread + excess);
   if (sd > 0.0) scores.push_back(std::fabs(residuals / fits) / sd);
 }
 
@@ -67,14 +75,12 @@ double conformal_quantile(std::vector<double> scores, double coverage) {
 void calibrate_out_of_bag(EnergyModel& model, const std::vector<Sample>& rows,
                           const std::vector<std::vector<int>>& in_bag) {
   model.calibration = {};
-  const std::size_t bag = static_cast<std::size_t>(std::max(model.bags, 1) - 1);
-  std::vector<std::set<std::string>> drawn_groups(bag);
-  for (std::size_t b = 0; b < bag; ++b)
-    for (std::size_t i = 0; i < rows.size(); ++i)
-      if (in_bag[b][i] > 0) drawn_groups[b].insert(scale_group_key(rows[i], model.scale_by));
+  std::map<std::string, std::size_t> index;
+  std::vector<std::size_t> group;
+  for (const Sample& s : rows)
+    group.push_back(index.emplace(scale_group_key(s, model.scale_by), index.size()).first->second);
   std::vector<double> scores;
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    add_score(model, rows, i, in_bag, drawn_groups, scores);
+  for (std::size_t i = 0; i < rows.size(); ++i) add_score(model, rows, group, i, in_bag, scores);
   if (scores.size() < kMinCalibrationScores) return;
   // A zero quantile (a tenth of the rows fitted exactly) leaves the model uncalibrated.
   model.calibration = {conformal_quantile(scores, kIntervalCoverage), scores.size()};

@@ -22,7 +22,7 @@ double huber_slope(double u, double delta) {
 // derivatives. `v` holds f / E per row for the relative loss, log E - log f for the others.
 struct GroupCurve {
   Loss loss;
-  const std::vector<double>& v;
+  std::span<const double> v;
   double delta;  // Huber threshold
 
   void at(double m, double& d0, double& d1, double& d2) const {
@@ -135,7 +135,7 @@ Pooled pool_scales(const std::vector<GroupCurve>& curves, const std::vector<doub
 }
 }  // namespace
 
-double huber_location(const std::vector<double>& d, double delta) {
+double huber_location(std::span<const double> d, double delta) {
   // sum_i psi(m - d_i) is non-decreasing in m, <= 0 at min(d) and >= 0 at max(d): bisect for the
   // rows within the threshold, then solve exactly for m with them (the others pull by delta).
   auto pull = [&](double m) {
@@ -170,16 +170,21 @@ double scaled_loss(Loss loss, const std::vector<double>& f, const std::vector<do
   constexpr double kTiny = 1e-300;
   const double inf = std::numeric_limits<double>::infinity();
   const std::size_t n = f.size(), ng = groups.names.size();
-  std::vector<std::vector<double>> values(ng);
+  // One buffer for all groups (ScaleGroups::slot): this runs at every step of every fit.
+  std::vector<double> values(n);
   for (std::size_t i = 0; i < n; ++i) {
     if (!std::isfinite(f[i])) return inf;
     if (loss != Loss::kRelative && f[i] <= 0.0) return inf;
-    values[groups.of_row[i]].push_back(
-        loss == Loss::kRelative ? f[i] / energy[i] : std::log(energy[i]) - std::log(f[i]));
+    values[groups.slot[i]] =
+        loss == Loss::kRelative ? f[i] / energy[i] : std::log(energy[i]) - std::log(f[i]);
   }
+  auto group_values = [&](std::size_t g) {
+    return std::span<const double>(values).subspan(groups.start[g],
+                                                   groups.start[g + 1] - groups.start[g]);
+  };
   std::vector<double> s(ng, 1.0);
   for (std::size_t g = 0; g < ng; ++g) {
-    const std::vector<double>& v = values[g];
+    const std::span<const double> v = group_values(g);
     if (loss == Loss::kRelative) {
       double a = 0.0, b = 0.0;
       for (double r : v) {
@@ -202,7 +207,7 @@ double scaled_loss(Loss loss, const std::vector<double>& f, const std::vector<do
     std::vector<GroupCurve> curves;
     std::vector<double> free;
     for (std::size_t g = 0; g < ng; ++g) {
-      curves.push_back({loss, values[g], huber_threshold});
+      curves.push_back({loss, group_values(g), huber_threshold});
       free.push_back(std::log(s[g]));
     }
     const Pooled pooled = pool_scales(curves, free, *pooling);

@@ -5,6 +5,7 @@
 
 #include <Eigen/Dense>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,11 @@ namespace kareus::energylens::detail {
 struct ScaleGroups {
   std::vector<std::size_t> of_row;
   std::vector<std::string> names;
+  // The rows laid out group after group, each group's in row order, so that the loss gathers
+  // every group's values into one buffer: group g holds [start[g], start[g + 1]), and row i sits
+  // at slot[i].
+  std::vector<std::size_t> start;
+  std::vector<std::size_t> slot;
 
   ScaleGroups(const std::vector<Sample>& rows, const std::vector<std::string>& scale_by) {
     std::map<std::string, std::size_t> index;
@@ -24,6 +30,11 @@ struct ScaleGroups {
       if (inserted) names.push_back(it->first);
       of_row.push_back(it->second);
     }
+    start.assign(names.size() + 1, 0);
+    for (std::size_t g : of_row) ++start[g + 1];
+    for (std::size_t g = 0; g < names.size(); ++g) start[g + 1] += start[g];
+    std::vector<std::size_t> next(start.begin(), start.end() - 1);
+    for (std::size_t g : of_row) slot.push_back(next[g]++);
   }
 };
 
@@ -49,6 +60,6 @@ double scaled_loss(Loss loss, const std::vector<double>& f, const std::vector<do
                    double huber_threshold = 0.0, const Pooling* pooling = nullptr);
 
 // Huber's location estimate: the m minimising sum_i rho(m - d_i) with threshold `delta`.
-double huber_location(const std::vector<double>& d, double delta);
+double huber_location(std::span<const double> d, double delta);
 
 }  // namespace kareus::energylens::detail

@@ -276,8 +276,11 @@ std::vector<Sample> draw_grouped(Rng& rng, std::size_t n, const std::vector<doub
   return rows;
 }
 
-// New rows of the training groups get the calibrated multiplier and do not fall below the
-// nominal coverage; rows of groups never trained on keep the normal one (calibration.hpp). The
+// New rows of the training groups get the calibrated multiplier and hold the nominal coverage
+// within three standard deviations, on data shaped like ML.ENERGY's 50-row training sets (20
+// groups of about 2.5 rows, most with one to three); rows of groups never trained on keep the
+// normal one (calibration.hpp). Scoring the out-of-bag mean of a few fits against the bag's
+// deviation, without its extra spread, over-covered here (0.957 against at most 0.944). The
 // printed coverages are those docs/energylens.md quotes.
 TEST(EnergyLensCalibration, TrainingGroupsCalibratedNewGroupsNormal) {
   constexpr int kSets = 12;
@@ -311,7 +314,7 @@ TEST(EnergyLensCalibration, TrainingGroupsCalibratedNewGroupsNormal) {
                 static_cast<double>(normal_inside[unseen]) / static_cast<double>(total[unseen]));
   const double seen = static_cast<double>(inside[0]) / static_cast<double>(total[0]);
   const double a = kIntervalCoverage * (1.0 - kIntervalCoverage);
-  EXPECT_GE(seen, kIntervalCoverage - 3.0 * std::sqrt(a / 52.0 / kSets + a / total[0]));
+  EXPECT_NEAR(seen, kIntervalCoverage, 3.0 * std::sqrt(a / 52.0 / kSets + a / total[0]));
   EXPECT_EQ(inside[1], normal_inside[1]);
 }
 

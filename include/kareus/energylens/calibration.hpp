@@ -2,8 +2,11 @@
 //
 // A bag's replicates are fits to bootstrap resamples; each training row is left out of about a
 // third of them. The geometric mean of those fits' predictions for the row is a prediction made
-// without it, and its log residual, divided by the standard deviation the model's log-normal
-// interval uses for the row, is the row's conformity score. The interval of a new row is the
+// without it, and its log residual, divided by that mean's standard deviation, is the row's
+// conformity score: the deviation the model's log-normal interval uses for the row, with the
+// group's variance as the distinct rows each of those fits drew know it (a resample that draws a
+// row twice does not know its group better) and the replicates' spread over the few fits
+// averaged in place of the whole bag. The interval of a new row is the
 // model's own log-normal interval with interval_z() replaced by the conformal quantile of those
 // scores (split-conformal on out-of-bag residuals, normalised as in Lei et al. 2018): it holds
 // the measurement with probability kIntervalCoverage when the new row and the training rows are
