@@ -55,6 +55,7 @@ void validate(const PipelineProblem& problem) {
 // between stages (`*_cross`) carries the problem's transfer delay.
 struct Graph {
   std::vector<int> order;
+  std::vector<int> rank;    // each instruction's position in order
   std::vector<int> leaves;  // the instructions without successors
   std::vector<int> succ_begin, succ, pred_begin, pred;
   std::vector<char> succ_cross, pred_cross;
@@ -86,17 +87,23 @@ struct Graph {
     }
     for (int v = 0; v < n; ++v)
       if (succ_begin[v] == succ_begin[v + 1]) leaves.push_back(v);
+    rank.resize(n);
+    for (int k = 0; k < n; ++k) rank[order[k]] = k;
   }
 
   // Longest path: finish[v] = start[v] + duration[v], start = latest finish of the predecessors
   // (plus `transfer` from another stage). `finish` is the caller's scratch: with it each duration
   // is looked up once, not once per edge (the solver's hot passes call this at every step). The
   // makespan is the latest finish of a leaf: with no negative duration or transfer, every other
-  // instruction finishes no later than its successors.
+  // instruction finishes no later than its successors. Only the instructions from position
+  // `from` of the order on are computed: the caller knows the earlier ones' durations unchanged
+  // since `start` and `finish` last held their values (a step moves no instruction before its
+  // first moved one, about halfway down the order).
   template <class T, class Duration>
   T earliest_starts(const Duration& duration, T transfer, std::vector<T>& start,
-                    std::vector<T>& finish) const {
-    for (int v : order) {
+                    std::vector<T>& finish, int from = 0) const {
+    for (auto it = order.begin() + from; it != order.end(); ++it) {
+      const int v = *it;
       T s{};
       for (int i = pred_begin[v]; i < pred_begin[v + 1]; ++i)
         s = std::max(s, finish[pred[i]] + (pred_cross[i] ? transfer : T{}));
@@ -148,9 +155,12 @@ class Solver {
     priced_units_.assign(n_, -1);
     price_lower_.resize(n_);
     price_upper_.resize(n_);
-    critical_index_.resize(n_);
-    real_start_.resize(n_);
-    real_finish_.resize(n_);
+    critical_.resize(n_);
+    stuck_.resize(n_);
+    mapped_start_.resize(n_);
+    mapped_finish_.resize(n_);
+    plan_start_.resize(n_);
+    plan_finish_.resize(n_);
     real_latest_start_.resize(n_);
     shift_.assign(n_, 0);
     shortened_by_.resize(n_);
@@ -165,7 +175,7 @@ class Solver {
     PipelineSolverResult result;
     auto& summary = result.summary;
     mapped_.resize(n_);
-    for (int v = 0; v < n_; ++v) mapped_[v] = hull(v).option_at(units_[v]);
+    for (int v = 0; v < n_; ++v) map(v, hull(v).option_at(units_[v]));
     plan_ = mapped_;
     for (int v = 0; v < n_; ++v) {
       busy_ += option(v, plan_[v]).time;
@@ -209,7 +219,7 @@ class Solver {
     } join{queue, meter};
     // Whether the last network solved had a cut (nullopt: none solved yet).
     std::optional<bool> cut_found;
-    while (!cannot_shorten(makespan)) {
+    while (!cannot_shorten_) {
       if (network_changed(makespan) || !cut_found) {
         cut_found = solve_cut();
         ++summary.min_cuts;
@@ -217,7 +227,7 @@ class Solver {
       if (!*cut_found) break;  // cannot happen from an optimal step; stop rather than guess
       std::vector<int> shortened, lengthened;
       for (int v = 0; v < n_; ++v) {
-        if (critical_index_[v] < 0) continue;
+        if (!critical_[v]) continue;
         const bool in_source = on_source_side(v, 0), out_source = on_source_side(v, 1);
         if (in_source && !out_source) shortened.push_back(v);
         if (!in_source && out_source && units_[v] < hull(v).slowest_units())
@@ -234,8 +244,10 @@ class Solver {
         else
           points.push_back(measure_step(moved, result, points.back()));
       };
+      // No instruction before the first moved one in topological order changes its start.
+      const int first = first_rank(shortened, lengthened);
       if (const std::int64_t run =
-              multi_unit_ ? steps_on_this_cut(makespan, shortened, lengthened) : 0;
+              multi_unit_ ? steps_on_this_cut(makespan, shortened, lengthened, first) : 0;
           run > 1) {
         // The unit steps would take this same cut `run` times: take them without rebuilding the
         // network in between (each is still its own plan, measured and recorded).
@@ -245,19 +257,26 @@ class Solver {
           record_step();
         }
         ++summary.multi_unit_steps;
-        makespan = critical_path();
+        if (probed_ == run) {
+          // The run check's last probe was this plan: its starts are the plan's.
+          start_.swap(probe_start_);
+          finish_.swap(probe_finish_);
+          makespan = critical_path(makespan - run);
+        } else {
+          makespan = critical_path(planned_makespan(first));
+        }
         continue;
       }
       for (int v : shortened) --units_[v];
       for (int v : lengthened) ++units_[v];
       // Lengthening a T->S instruction is free for critical paths but a near-critical path that
       // enters the cut's sink side off the critical subgraph can then grow; keep it off then.
-      std::int64_t next_makespan = planned_makespan();
+      std::int64_t next_makespan = planned_makespan(first);
       if (next_makespan > makespan - 1) {
         for (int v : lengthened) --units_[v];
         lengthened.clear();
         ++summary.fallback_steps;
-        next_makespan = planned_makespan();
+        next_makespan = planned_makespan(first);
       }
       record_step();
       makespan = critical_path(next_makespan);
@@ -269,7 +288,7 @@ class Solver {
     const Seconds fastest_step_time = points.back().time;
     // Quantisation may have merged an instruction's fastest option into a slower one of the same
     // unit count; the fastest plan is still worth reporting exactly.
-    for (int v = 0; v < n_; ++v) mapped_[v] = hull(v).fastest_option();
+    for (int v = 0; v < n_; ++v) map(v, hull(v).fastest_option());
     points.push_back(measure_next_plan(result));
     const auto fast_end_start = std::chrono::steady_clock::now();
     fast_end(points.back().time, fastest_step_time, result, points,
@@ -295,7 +314,7 @@ class Solver {
       return ParetoPoint{previous.time, previous.energy,
                          static_cast<std::uint32_t>(result.changes.size() - 1)};
     }
-    for (const auto& c : step) mapped_[c.node] = c.option;
+    for (const auto& c : step) map(c.node, c.option);
     return measure_next_plan(result);
   }
 
@@ -308,7 +327,7 @@ class Solver {
   // so it stays makespan - j up to the largest j where it still is (found by doubling, then
   // bisection); below that j no new path can have joined.
   std::int64_t steps_on_this_cut(std::int64_t makespan, const std::vector<int>& shortened,
-                                 const std::vector<int>& lengthened) {
+                                 const std::vector<int>& lengthened, int first) {
     if (shortened.empty()) return 0;
     std::int64_t most = makespan - 1;
     for (int v : shortened)
@@ -319,7 +338,7 @@ class Solver {
     for (int v : shortened) shift_[v] = -1;
     for (int v : lengthened) shift_[v] = 1;
     const std::int64_t run =
-        every_critical_path_one_shorter(makespan) ? longest_run(makespan, most) : 0;
+        every_critical_path_one_shorter(makespan) ? longest_run(makespan, most, first) : 0;
     for (const auto* list : {&shortened, &lengthened})
       for (int v : *list) shift_[v] = 0;
     return run;
@@ -329,7 +348,7 @@ class Solver {
   // shorter by one step of shift_; true when that is one unit for every critical path.
   bool every_critical_path_one_shorter(std::int64_t makespan) {
     for (int v : graph_.order) {
-      if (critical_index_[v] < 0) continue;
+      if (!critical_[v]) continue;
       int fewest = start_[v] == 0 ? 0 : std::numeric_limits<int>::max();
       int most = start_[v] == 0 ? 0 : std::numeric_limits<int>::min();
       for (int i = graph_.pred_begin[v]; i < graph_.pred_begin[v + 1]; ++i) {
@@ -346,21 +365,28 @@ class Solver {
     return true;
   }
 
-  // The largest j <= most with a longest path of makespan - j after j steps of shift_, when >= 2.
-  std::int64_t longest_run(std::int64_t makespan, std::int64_t most) {
+  // The largest j <= most with a longest path of makespan - j after j steps of shift_, when >= 2
+  // (the j where it holds are 0 up to that one: see steps_on_this_cut). The probes start at
+  // position `first` of the order (no instruction before it is shifted), the positions before it
+  // copied from the plan's; probed_ is the last j probed.
+  std::int64_t longest_run(std::int64_t makespan, std::int64_t most, int first) {
+    std::copy(start_.begin(), start_.end(), probe_start_.begin());
+    std::copy(finish_.begin(), finish_.end(), probe_finish_.begin());
     const auto holds = [&](std::int64_t j) {
+      probed_ = j;
       return graph_.earliest_starts<std::int64_t>([&](int v) { return units_[v] + j * shift_[v]; },
-                                                  transfer_units_, probe_start_,
-                                                  probe_finish_) == makespan - j;
+                                                  transfer_units_, probe_start_, probe_finish_,
+                                                  first) == makespan - j;
     };
-    std::int64_t good = 0, bad = most + 1;
-    for (std::int64_t j = 2;; j = std::min(2 * j, most)) {
+    // Most runs end at the hull bound (on GPT-3 x 96, 1,271 of 1,372): try it first.
+    if (holds(most)) return most;
+    std::int64_t good = 0, bad = most;
+    for (std::int64_t j = 2; j < bad; j = std::min(2 * j, bad)) {
       if (!holds(j)) {
         bad = j;
         break;
       }
       good = j;
-      if (j == most) return most;
     }
     if (good < 2) return 0;
     while (bad - good > 1) {
@@ -368,6 +394,13 @@ class Solver {
       (holds(mid) ? good : bad) = mid;
     }
     return good;
+  }
+
+  // Sets instruction v's mapped option: the mapped starts from its position in the order on are
+  // stale.
+  void map(int v, int option) {
+    mapped_[v] = option;
+    mapped_from_ = std::min(mapped_from_, graph_.rank[v]);
   }
 
   // Measures mapped_ as the next plan of `result` (its changes from the previous plan recorded).
@@ -422,7 +455,7 @@ class Solver {
       for (int v = 0; v < n_; ++v) {
         // Down to a measured option, so that no path gets longer than the LP's.
         const int i = hull(v).slowest_within((*durations)[v] * Seconds(1.0 + 1e-9));
-        mapped_[v] = i < 0 ? hull(v).fastest_option() : i;
+        map(v, i < 0 ? hull(v).fastest_option() : i);
       }
       points.push_back(measure_next_plan(result, deadline));
     }
@@ -433,15 +466,33 @@ class Solver {
     return problem_.option_sets[problem_.option_set_of[v]][i];
   }
 
-  std::int64_t planned_makespan() {
+  // start_ and finish_ of units_, recomputed from position `from` of the order on: the caller
+  // knows the earlier instructions' durations unchanged since they were last computed.
+  std::int64_t planned_makespan(int from = 0) {
     return graph_.earliest_starts<std::int64_t>([&](int v) { return units_[v]; }, transfer_units_,
-                                                start_, finish_);
+                                                start_, finish_, from);
   }
 
-  // Earliest starts, latest finishes and the critical nodes (zero slack) of the planned durations;
-  // `makespan` when start_ already holds the earliest starts of units_ and this is their makespan.
+  // The first position in the order of an instruction in the lists (n_ when they are empty).
+  int first_rank(const std::vector<int>& shortened, const std::vector<int>& lengthened) const {
+    int first = n_;
+    for (const auto* list : {&shortened, &lengthened})
+      for (int v : *list) first = std::min(first, graph_.rank[v]);
+    return first;
+  }
+
+  // Latest finishes and the critical nodes (zero slack) of the planned durations, with start_
+  // already holding their earliest starts when `makespan_now` is their makespan. In the same
+  // backward pass (each instruction's successors are done before it, so its outgoing critical
+  // edges are known): whether the iteration cannot get faster. Then, with warm starts, the kept
+  // network brought to this critical subgraph (network_changed_) in a pass of its own, in edge
+  // order: inside the backward pass its arrays were visited out of order, and on the 70B plans
+  // that cost more than the pass it saved.
   std::int64_t critical_path(std::optional<std::int64_t> makespan_now = std::nullopt) {
     const std::int64_t makespan = makespan_now ? *makespan_now : planned_makespan();
+    critical_count_ = 0;
+    cannot_shorten_ = false;
+    network_changed_ = false;
     for (auto it = graph_.order.rbegin(); it != graph_.order.rend(); ++it) {
       const int v = *it;
       std::int64_t finish = makespan;
@@ -451,32 +502,31 @@ class Solver {
             finish, latest_finish_[w] - units_[w] - (graph_.succ_cross[i] ? transfer_units_ : 0));
       }
       latest_finish_[v] = finish;
+      const bool critical = start_[v] + units_[v] == finish;
+      critical_[v] = critical;
+      critical_count_ += critical;
+      stuck_[v] = critical && fastest_to_the_end(v, makespan);
+      if (stuck_[v] && start_[v] == 0) cannot_shorten_ = true;
     }
-    critical_count_ = 0;
-    for (int v = 0; v < n_; ++v) {
-      critical_index_[v] = start_[v] + units_[v] == latest_finish_[v] ? critical_count_++ : -1;
-    }
+    if (warm_start_)
+      for (int v = 0; v < n_; ++v) network_changed_ |= update_network(v, critical_[v], makespan);
     return makespan;
   }
 
   bool critical_edge(int u, int v, bool cross) const {
-    return critical_index_[u] >= 0 && critical_index_[v] >= 0 &&
+    return critical_[u] && critical_[v] &&
            start_[u] + units_[u] + (cross ? transfer_units_ : 0) == start_[v];
   }
 
-  // True when some critical path has only instructions at their fastest option: then every cut
-  // is infinite and the iteration cannot get faster.
-  bool cannot_shorten(std::int64_t makespan) {
-    std::vector<char>& stuck = stuck_;
-    stuck.assign(n_, 0);
-    for (int v : graph_.order) {
-      if (critical_index_[v] < 0 || units_[v] != hull(v).fastest_units()) continue;
-      bool reached = start_[v] == 0;
-      for (int i = graph_.pred_begin[v]; i < graph_.pred_begin[v + 1] && !reached; ++i)
-        reached = stuck[graph_.pred[i]] && critical_edge(graph_.pred[i], v, graph_.pred_cross[i]);
-      stuck[v] = reached;
-      if (reached && start_[v] + units_[v] == makespan) return true;
-    }
+  // Whether a critical path from critical instruction v to the end has only instructions at their
+  // fastest option (stuck_ known for v's successors). From a root, every cut is then infinite and
+  // the iteration cannot get faster.
+  bool fastest_to_the_end(int v, std::int64_t makespan) const {
+    if (units_[v] != hull(v).fastest_units()) return false;
+    if (start_[v] + units_[v] == makespan) return true;
+    for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i)
+      if (stuck_[graph_.succ[i]] && critical_edge(v, graph_.succ[i], graph_.succ_cross[i]))
+        return true;
     return false;
   }
 
@@ -496,7 +546,7 @@ class Solver {
   // subgraph and its prices often survive a step (instructions inside a hull segment, no new
   // critical path): the same network has the same minimum cut.
   bool network_changed(std::int64_t makespan) {
-    if (warm_start_) return update_network(makespan);
+    if (warm_start_) return network_changed_;
     flow_edges(makespan);
     if (edges_ == previous_edges_) return false;
     std::swap(edges_, previous_edges_);
@@ -513,7 +563,7 @@ class Solver {
   // Whether critical instruction v's start (`end` 0) or finish (1) is on the cut's source side.
   bool on_source_side(int v, int end) const {
     return warm_start_ ? network_.source_side(2 + 2 * v + end)
-                       : (*cold_side_)[2 + 2 * critical_index_[v] + end];
+                       : (*cold_side_)[2 + 2 * cold_index_[v] + end];
   }
 
   // The network of every step at once: node 0 = source, 1 = sink, instruction v an arc
@@ -539,24 +589,21 @@ class Solver {
     }
   }
 
-  bool update_network(std::int64_t makespan) {
-    bool changed = false;
-    for (int v = 0; v < n_; ++v) {
-      const bool critical = critical_index_[v] >= 0;
-      if (critical) price(v);
-      changed |=
-          network_.set_bounds(v, critical ? price_lower_[v] : 0, critical ? price_upper_[v] : 0);
-      if (source_edge_[v] >= 0)
-        changed |= network_.set_bounds(source_edge_[v], 0,
-                                       critical && start_[v] == 0 ? kInfiniteCapacity : 0);
-      if (sink_edge_[v] >= 0)
-        changed |= network_.set_bounds(
-            sink_edge_[v], 0,
-            critical && start_[v] + units_[v] == makespan ? kInfiniteCapacity : 0);
-      for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i) {
-        const bool on = critical_edge(v, graph_.succ[i], graph_.succ_cross[i]);
-        changed |= network_.set_bounds(n_ + i, 0, on ? kInfiniteCapacity : 0);
-      }
+  // The bounds of instruction v's arc, its source or sink edge and its outgoing edges in the kept
+  // network (critical_ known for v and its successors); true when any changed.
+  bool update_network(int v, bool critical, std::int64_t makespan) {
+    if (critical) price(v);
+    bool changed =
+        network_.set_bounds(v, critical ? price_lower_[v] : 0, critical ? price_upper_[v] : 0);
+    if (source_edge_[v] >= 0)
+      changed |= network_.set_bounds(source_edge_[v], 0,
+                                     critical && start_[v] == 0 ? kInfiniteCapacity : 0);
+    if (sink_edge_[v] >= 0)
+      changed |= network_.set_bounds(
+          sink_edge_[v], 0, critical && start_[v] + units_[v] == makespan ? kInfiniteCapacity : 0);
+    for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i) {
+      const bool on = critical_edge(v, graph_.succ[i], graph_.succ_cross[i]);
+      changed |= network_.set_bounds(n_ + i, 0, on ? kInfiniteCapacity : 0);
     }
     return changed;
   }
@@ -566,8 +613,10 @@ class Solver {
   // Shortening costs `upper`, lengthening saves `lower`.
   void flow_edges(std::int64_t makespan) {
     edges_.clear();
+    cold_index_.resize(n_);
+    for (int v = 0, k = 0; v < n_; ++v) cold_index_[v] = critical_[v] ? k++ : -1;
     for (int v = 0; v < n_; ++v) {
-      const int k = critical_index_[v];
+      const int k = cold_index_[v];
       if (k < 0) continue;
       price(v);
       edges_.push_back(BoundedEdge{2 + 2 * k, 3 + 2 * k, price_lower_[v], price_upper_[v]});
@@ -576,7 +625,7 @@ class Solver {
       for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i) {
         const int w = graph_.succ[i];
         if (critical_edge(v, w, graph_.succ_cross[i]))
-          edges_.push_back(BoundedEdge{3 + 2 * k, 2 + 2 * critical_index_[w]});
+          edges_.push_back(BoundedEdge{3 + 2 * k, 2 + 2 * cold_index_[w]});
       }
     }
   }
@@ -587,16 +636,18 @@ class Solver {
   // iteration time stays that of the mapped options; the energy can only fall.
   ParetoPoint measure_plan(std::uint32_t index, std::vector<OptionChange>& changes,
                            Seconds deadline = Seconds(0.0)) {
-    const Seconds mapped_time = std::max(
-        deadline, graph_.earliest_starts<Seconds>([&](int v) { return option(v, mapped_[v]).time; },
-                                                  problem_.transfer, real_start_, real_finish_));
+    const Seconds mapped_time =
+        std::max(deadline, graph_.earliest_starts<Seconds>(
+                               [&](int v) { return option(v, mapped_[v]).time; }, problem_.transfer,
+                               mapped_start_, mapped_finish_, mapped_from_));
+    mapped_from_ = n_;
     for (auto it = graph_.order.rbegin(); it != graph_.order.rend(); ++it) {
       const int v = *it;
       Seconds finish = mapped_time;
       for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i)
         finish = std::min(finish, real_latest_start_[graph_.succ[i]] -
                                       (graph_.succ_cross[i] ? problem_.transfer : Seconds(0.0)));
-      const Seconds window = finish - real_start_[v];
+      const Seconds window = finish - mapped_start_[v];
       const auto& options = problem_.option_sets[problem_.option_set_of[v]];
       const int chosen = hull(v).slowest_within(window + window * 1e-12, mapped_[v]);
       real_latest_start_[v] = finish - options[chosen].time;
@@ -604,11 +655,13 @@ class Solver {
       busy_ += options[chosen].time - options[plan_[v]].time;
       energy_ += options[chosen].energy - options[plan_[v]].energy;
       plan_[v] = chosen;
+      plan_from_ = graph_.rank[v];  // the order is walked backwards: the earliest change is last
       changes.push_back(OptionChange{v, chosen});
     }
     const Seconds time =
         graph_.earliest_starts<Seconds>([&](int v) { return option(v, plan_[v]).time; },
-                                        problem_.transfer, real_start_, real_finish_);
+                                        problem_.transfer, plan_start_, plan_finish_, plan_from_);
+    plan_from_ = n_;
     const Joules energy = energy_ + problem_.p_blocking * (time * problem_.dag.stages - busy_);
     return ParetoPoint{time, energy, index};
   }
@@ -627,22 +680,33 @@ class Solver {
   // An instruction's arc bounds at priced_units_[v] (-1: not yet priced); a step moves few
   // instructions, so most keep their price.
   std::vector<std::int64_t> priced_units_, price_lower_, price_upper_;
-  std::vector<int> critical_index_, mapped_, plan_;
+  std::vector<int> mapped_, plan_;
+  // Of the last critical_path: each instruction critical (zero slack), on a critical path to the
+  // end with only fastest options (stuck_), the count, whether such a path starts at a root, and
+  // whether the kept network changed.
+  std::vector<char> critical_, stuck_;
   int critical_count_ = 0;
-  std::vector<char> stuck_;
+  bool cannot_shorten_ = false;
+  bool network_changed_ = false;
   // With warm starts, the network kept between steps (build_network) and the edge numbers of
   // the source and sink edges (-1: none); without, the critical network of this step and of the
   // last one solved, and its cut.
   MinCutSolver network_;
   std::vector<int> source_edge_, sink_edge_;
   std::vector<BoundedEdge> edges_, previous_edges_;
+  std::vector<int> cold_index_;  // each critical instruction's number in edges_ (else -1)
   MinCutSolver cut_;
   std::optional<std::vector<char>> cold_side_;
-  std::vector<Seconds> real_start_, real_finish_, real_latest_start_;
+  // The measuring passes: earliest starts and finishes of mapped_ and of plan_, each valid before
+  // position *_from_ of the order (a step changes few instructions, the first about halfway down
+  // the order), and the plan's latest starts.
+  std::vector<Seconds> mapped_start_, mapped_finish_, plan_start_, plan_finish_, real_latest_start_;
+  int mapped_from_ = 0, plan_from_ = 0;
   // Per instruction, for steps_on_this_cut: -1 shortened, +1 lengthened by the cut, else 0; the
   // fewest and most units a critical path to it gets shorter; earliest starts of a probe.
   std::vector<int> shift_, shortened_by_, shortened_most_;
   std::vector<std::int64_t> probe_start_, probe_finish_;
+  std::int64_t probed_ = 0;
   Seconds busy_{0.0};
   Joules energy_{0.0};
 };
