@@ -29,8 +29,8 @@
 // total time; `selcbc_*` the same over CBC's best plan). `win_*` / `wincbc_*` / `win_J_*`: the
 // selection refined as `--milp-nodes 10` refines it (refine_within_deadline: the whole MILP, then
 // windows), its seconds `win_s_*` (all cells: `win_s`), its CPU seconds `win_cpu_s_*` (this
-// thread's: the refinement and CBC run on it, so the figure holds under load), CBC solves
-// `win_solves_*` and windows `win_windows_*`; CBC's own run still starts from the selection.
+// thread's: the refinement and CBC run on it, so the figure holds under load) and CBC solves
+// `win_solves_*`; CBC's own run still starts from the selection.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -275,7 +275,6 @@ void excess_over_optimum(benchmark::State& state, const char* file, int microbat
     state.counters[std::string("win_s_") + name] = windows.seconds;
     state.counters[std::string("win_cpu_s_") + name] = window_cpu_s;
     state.counters[std::string("win_solves_") + name] = windows.solves;
-    state.counters[std::string("win_windows_") + name] = windows.windows;
   }
   state.counters["win_s"] = window_s;
   state.counters["cbc_s"] = seconds;

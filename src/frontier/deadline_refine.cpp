@@ -74,28 +74,11 @@ DeadlineRefinement refine_whole(const PipelineProblem& problem, const std::vecto
   return out;
 }
 
-// One window of the search: CBC with its preprocessing, then, when that found nothing cheaper and
-// did not prove there is nothing, without it. Each setting finds cheaper mixes within few nodes
-// that the other misses (on the A40 GPT-3 profile, off gains where on finds nothing and the other
-// way round), and a window that gains needs no second solve.
-void improve_window(const PipelineProblem& problem, Seconds deadline,
-                    const std::vector<char>& movable, int max_nodes, DeadlineRefinement& out) {
-  for (const auto preprocess : {CbcPreprocess::on, CbcPreprocess::off}) {
-    ++out.solves;
-    const auto found =
-        best_in_window(problem, out.assignment, deadline, movable, max_nodes, preprocess);
-    if (!found) continue;
-    out.time_capped = out.time_capped || found->time_capped;
-    if (keep_if_cheaper(problem, deadline, found->assignment, out) || found->proven) return;
-  }
-}
-
 }  // namespace
 
 std::optional<WindowPlan> best_in_window(const PipelineProblem& problem,
                                          const std::vector<int>& plan, Seconds deadline,
-                                         const std::vector<char>& movable, int max_nodes,
-                                         CbcPreprocess preprocess) {
+                                         const std::vector<char>& movable, int max_nodes) {
   const std::size_t n = plan.size();
   require(movable.size() == n, "window search", "movable nodes", std::to_string(movable.size()),
           fmt::format("one flag per instruction, {}", n));
@@ -113,8 +96,7 @@ std::optional<WindowPlan> best_in_window(const PipelineProblem& problem,
   }
   DeadlineModel model(window, false);
   model.set_deadline(deadline);
-  std::vector<std::string> settings{"-maxNodes", std::to_string(max_nodes)};
-  if (preprocess == CbcPreprocess::off) settings.insert(settings.end(), {"-preprocess", "off"});
+  const std::vector<std::string> settings{"-maxNodes", std::to_string(max_nodes)};
   const auto found = model.optimum(kRefineSafetySeconds, start, settings);
   if (!found) return std::nullopt;
   WindowPlan out{plan, found->proven, found->time_limit_reached};
@@ -130,8 +112,8 @@ DeadlineRefinement refine_in_windows(const PipelineProblem& problem, const std::
           "an instruction count > 0");
   require(search.max_nodes >= 0, "window search", "max_nodes", std::to_string(search.max_nodes),
           "a node count >= 0");
-  require(search.max_windows > 0, "window search", "max_windows",
-          std::to_string(search.max_windows), "a window count > 0");
+  require(search.max_solves > 0, "window search", "max_solves", std::to_string(search.max_solves),
+          "a solve count > 0");
   require(search.min_sweep_gain >= 0, "window search", "min_sweep_gain",
           fmt::format("{}", search.min_sweep_gain), "a fraction of the energy >= 0");
   DeadlineRefinement out{plan, evaluate_plan(problem, plan)};
@@ -146,16 +128,21 @@ DeadlineRefinement refine_in_windows(const PipelineProblem& problem, const std::
     if (search.on_progress)
       search.on_progress({out.sweeps, out.solves, sweep_done, start_energy, out.cost.energy});
   };
-  while (out.windows < search.max_windows) {
+  while (out.solves < search.max_solves) {
     const Joules before = out.cost.energy;
     ++out.sweeps;
     const auto order = earliest_start_order(problem, out.assignment);
-    for (int first = 0; out.windows < search.max_windows; first += stride) {
+    for (int first = 0; out.solves < search.max_solves; first += stride) {
       const int begin = std::min(first, n - window);
       std::vector<char> movable(n, 0);
       for (int i = begin; i < begin + window; ++i) movable[order[i]] = 1;
-      ++out.windows;
-      improve_window(problem, deadline, movable, search.max_nodes, out);
+      ++out.solves;
+      const auto found =
+          best_in_window(problem, out.assignment, deadline, movable, search.max_nodes);
+      if (found) {
+        out.time_capped = out.time_capped || found->time_capped;
+        keep_if_cheaper(problem, deadline, found->assignment, out);
+      }
       if (begin + window >= n) break;
       report(false);
     }

@@ -33,21 +33,15 @@ struct DeadlineRefinement {
   bool time_capped = false;     // a CBC solve stopped at kRefineSafetySeconds, not the node limit
   double seconds = 0.0;         // wall time: the models' builds, any wait for another CBC solve,
                                 // the branch and cut
-  int solves = 0;               // CBC solves: the whole MILP's, one or two per window
-  int windows = 0;              // windows tried
+  int solves = 0;               // CBC solves, one per window tried
   int sweeps = 0;               // passes over the windows
 };
-
-// Whether CBC runs its preprocessing before a window's branch and cut. Neither setting finds every
-// cheaper plan that the other finds within few nodes on the A40 profiles
-// (docs/benchmarks/pipeline_solver.md, "Windows both ways").
-enum class CbcPreprocess { on, off };
 
 // The least-energy plan within `deadline` that changes only the nodes flagged in `movable`, every
 // other one keeping its option in `plan` (a plan within the deadline): the exact MILP over the
 // movable nodes' options, the deadline on the whole DAG, solved by CBC from `plan` within
-// `max_nodes` nodes, with or without its preprocessing. nullopt when CBC returns no plan. Throws
-// kareus::Error when `plan` or `movable` does not fit the problem or `plan` misses the deadline.
+// `max_nodes` nodes. nullopt when CBC returns no plan. Throws kareus::Error when `plan` or
+// `movable` does not fit the problem or `plan` misses the deadline.
 struct WindowPlan {
   std::vector<int> assignment;  // per node, an index into its option set
   bool proven = false;          // optimal over the window (to CBC's default gap tolerances)
@@ -55,23 +49,21 @@ struct WindowPlan {
 };
 std::optional<WindowPlan> best_in_window(const PipelineProblem& problem,
                                          const std::vector<int>& plan, Seconds deadline,
-                                         const std::vector<char>& movable, int max_nodes,
-                                         CbcPreprocess preprocess = CbcPreprocess::on);
+                                         const std::vector<char>& movable, int max_nodes);
 
 // Large-neighbourhood search from a plan within the deadline (fix-and-optimise): the instructions
 // in the plan's earliest-start order are cut into windows of `window` consecutive ones (each
 // overlapping the next by half); per window, every instruction outside it keeps its option and
 // CBC solves the exact MILP over the window's options (the deadline on the whole DAG) within
-// `max_nodes` nodes, with its preprocessing, and once more without it when that found nothing
-// cheaper. A cheaper plan within the deadline replaces the current one at once. Sweeps over the
-// windows (the order recomputed from the current plan before each) repeat until one lowers the
-// energy by less than `min_sweep_gain` of what it was before that sweep (or not at all), or
-// `max_windows` windows were tried. Node, gain and window limits, not time, bound the work, so
-// the result is the same every run.
+// `max_nodes` nodes. A cheaper plan within the deadline replaces the current one at once. Sweeps
+// over the windows (the order recomputed from the current plan before each) repeat until one
+// lowers the energy by less than `min_sweep_gain` of what it was before that sweep (or not at
+// all), or `max_solves` windows were solved. Node, gain and solve limits, not time, bound the
+// work, so the result is the same every run.
 //
 // 1e-4 of the energy (2 J of an A40 GPT-3 x 24 iteration's 21 000) is a hundredth of the gains the
 // refinement is for, so a sweep that gains less is not worth its time again; on a pipeline of more
-// than 40 windows (Llama 3.3 70B dp8: 1,280 instructions) the window limit ends the first sweep.
+// than 40 windows (Llama 3.3 70B dp8: 1,280 instructions) the solve limit ends the first sweep.
 inline constexpr double kMinSweepGain = 1e-4;
 
 // What a refinement reports while it works: after the whole-problem MILP, after each window and
@@ -91,7 +83,7 @@ std::string refine_progress_line(const RefineProgress& progress);
 struct WindowSearch {
   int window = 64;
   int max_nodes = 10;
-  int max_windows = 40;
+  int max_solves = 40;
   double min_sweep_gain = kMinSweepGain;  // a fraction of the energy, >= 0
   RefineProgressFn on_progress;           // optional
 };
