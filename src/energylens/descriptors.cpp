@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
+#include <mutex>
 
 #include "kareus/core/error.hpp"
 #include "kareus/core/paths.hpp"
@@ -36,9 +38,25 @@ fs::path find_model_config(const std::string& model) {
                                    (data_dir() / "models").string()));
 }
 
-}  // namespace
+// Every fit (each of a bag's, each split's) looks its groups up again, and reading and parsing
+// the catalogue's files each time was about half of `energylens evaluate`'s CPU. The catalogue
+// does not change while a process runs, so what a name gave is kept per data directory (a
+// failure is not kept: it throws every time). An explicit config path is read each time.
+template <class Descriptors, class Read>
+Descriptors remembered(const std::string& name, Read read) {
+  static std::mutex lock;
+  static std::map<std::pair<std::string, std::string>, Descriptors> known;
+  const auto key = std::make_pair(data_dir().string(), name);
+  {
+    const std::scoped_lock hold(lock);
+    if (const auto it = known.find(key); it != known.end()) return it->second;
+  }
+  Descriptors d = read(name);
+  const std::scoped_lock hold(lock);
+  return known.emplace(key, std::move(d)).first->second;
+}
 
-ModelDescriptors model_descriptors(const std::string& model) {
+ModelDescriptors read_model_descriptors(const std::string& model) {
   ModelDescriptors d;
   d.config = find_model_config(model);
   const workload::ModelConfig c = workload::load_model(d.config.string());
@@ -51,7 +69,7 @@ ModelDescriptors model_descriptors(const std::string& model) {
   return d;
 }
 
-GpuDescriptors gpu_descriptors(const std::string& gpu) {
+GpuDescriptors read_gpu_descriptors(const std::string& gpu) {
   const std::string key = squash(gpu);
   for (const auto& name : list_gpus()) {
     const GpuSpec g = load_gpu(name);
@@ -67,6 +85,17 @@ GpuDescriptors gpu_descriptors(const std::string& gpu) {
   throw Error::invalid("", "gpu", gpu,
                        fmt::format("not in the GPU catalogue {} (by name or display name)",
                                    (data_dir() / "gpus").string()));
+}
+
+}  // namespace
+
+ModelDescriptors model_descriptors(const std::string& model) {
+  if (fs::path(model).extension() == ".json") return read_model_descriptors(model);
+  return remembered<ModelDescriptors>(model, read_model_descriptors);
+}
+
+GpuDescriptors gpu_descriptors(const std::string& gpu) {
+  return remembered<GpuDescriptors>(gpu, read_gpu_descriptors);
 }
 
 std::string_view scale_term_name(std::size_t term) {

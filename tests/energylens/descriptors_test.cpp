@@ -88,6 +88,45 @@ TEST(EnergyLensDescriptors, DatasetNamesFindTheCatalogue) {
   EXPECT_EQ(h100.power_limit_w, 700.0);
 }
 
+// The catalogue is read once per data directory and name: each of evaluate's hundreds of fits looks
+// its groups up again. A file changed under a running process is not seen; another data directory
+// is.
+TEST(EnergyLensDescriptors, TheCatalogueIsReadOncePerDataDirectory) {
+  namespace fs = std::filesystem;
+  const fs::path shipped = data_dir();
+  EXPECT_EQ(gpu_descriptors("h100-sxm").memory_bandwidth_gbps, 3350.0);
+  const fs::path other = fs::temp_directory_path() / "kareus_el_other_catalogue";
+  fs::remove_all(other);
+  fs::create_directories(other / "gpus");
+  const auto write_with_bandwidth = [&](const std::string& value) {
+    std::ifstream in(shipped / "gpus/h100-sxm.json");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string edited = text;
+    const auto field = edited.find("\"memory_bandwidth_gbps\"");
+    const std::string shipped_value = "\"value\": 3350,";
+    const auto at = edited.find(shipped_value, field);
+    if (field != std::string::npos && at != std::string::npos)
+      edited.replace(at, shipped_value.size(), "\"value\": " + value + ",");
+    ASSERT_NE(edited, text);
+    std::ofstream(other / "gpus/h100-sxm.json") << edited;
+  };
+  write_with_bandwidth("1234");
+  const char* before = std::getenv("KAREUS_DATA_DIR");
+  const std::string restore = before ? before : "";
+  setenv("KAREUS_DATA_DIR", other.c_str(), 1);
+  const double first = gpu_descriptors("h100-sxm").memory_bandwidth_gbps;
+  write_with_bandwidth("999");
+  const double again = gpu_descriptors("h100-sxm").memory_bandwidth_gbps;
+  if (before)
+    setenv("KAREUS_DATA_DIR", restore.c_str(), 1);
+  else
+    unsetenv("KAREUS_DATA_DIR");
+  fs::remove_all(other);
+  EXPECT_EQ(first, 1234.0);
+  EXPECT_EQ(again, 1234.0);
+  EXPECT_EQ(gpu_descriptors("h100-sxm").memory_bandwidth_gbps, 3350.0);
+}
+
 TEST(EnergyLensDescriptors, UnknownNamesAndMissingFieldsAreOneLineErrors) {
   const std::string model = error_of([] { model_descriptors("acme/NoSuchModel-7B"); });
   EXPECT_NE(model.find("acme/NoSuchModel-7B"), std::string::npos) << model;
