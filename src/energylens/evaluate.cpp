@@ -281,8 +281,11 @@ EvaluationReport evaluate(const Dataset& data, const EvaluateOptions& options) {
   std::vector<std::string> columns;
   for (const char* column : {"model", "gpu", "parallelism"})
     if (!named_values(data, column).empty()) columns.push_back(column);
+  // A curve size equal to the training size reuses the random splits: no work of its own.
+  const auto fresh_sizes = static_cast<std::size_t>(std::count_if(
+      sizes.begin(), sizes.end(), [&](std::size_t s) { return s != options.train_size; }));
   Progress progress("energylens evaluate",
-                    static_cast<std::size_t>(options.seeds) * (1 + sizes.size() + columns.size()),
+                    static_cast<std::size_t>(options.seeds) * (1 + fresh_sizes + columns.size()),
                     options.progress);
   std::size_t done = 0;
   report.scores = random_splits(data, options.train_size, options, progress, done);

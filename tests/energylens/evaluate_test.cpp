@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "kareus/core/error.hpp"
 #include "kareus/energylens/closed_form.hpp"
@@ -45,6 +46,25 @@ TEST(EnergyLensEvaluate, ReportsEveryModelAndTheClosedFormWinsOnItsOwnData) {
   EXPECT_GE(double(j["extrapolation"]["test_min_batch"]),
             3.0 * double(j["extrapolation"]["train_max_batch"]));
   EXPECT_NE(r.to_markdown().find("| energylens |"), std::string::npos);
+}
+
+// The progress count ends where its total said: a curve size equal to the training size reuses
+// the random splits, so it is no work to count (it was counted, and the run ended one seed's
+// worth short of its total).
+TEST(EnergyLensEvaluate, ProgressEndsAtItsTotal) {
+  const Dataset d = testing::synthetic_grid(truth, 0.02, 31);
+  EvaluateOptions o = quick();
+  o.seeds = 1;
+  o.progress = true;
+  ::testing::internal::CaptureStderr();
+  evaluate(d, o);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  const auto slash = err.find('/');
+  ASSERT_NE(slash, std::string::npos) << err;
+  const int total = std::stoi(err.substr(slash + 1));
+  const auto done = err.find("done, ");
+  ASSERT_NE(done, std::string::npos) << err;
+  EXPECT_EQ(std::stoi(err.substr(done + 6)), total) << err;
 }
 
 TEST(EnergyLensEvaluate, NoLatencyProxyWithoutTime) {
