@@ -7,7 +7,10 @@ namespace kareus::frontier {
 void MinCutSolver::reset(int nodes) {
   nodes_ = nodes;
   adjacency_built_ = false;
-  to_.clear();
+  head_.clear();
+  reverse_.clear();
+  forward_.clear();
+  backward_.clear();
   cap_.clear();
   lower_.clear();
   upper_.clear();
@@ -18,7 +21,11 @@ void MinCutSolver::reset(int nodes) {
 
 int MinCutSolver::add_edge(int from, int to) {
   const int e = static_cast<int>(lower_.size());
-  to_.insert(to_.end(), {to, from});
+  const int a = static_cast<int>(head_.size());
+  head_.insert(head_.end(), {to, from});
+  reverse_.insert(reverse_.end(), {a + 1, a});
+  forward_.push_back(a);
+  backward_.push_back(a + 1);
   cap_.insert(cap_.end(), {0, 0});
   lower_.push_back(0);
   upper_.push_back(0);
@@ -28,27 +35,42 @@ int MinCutSolver::add_edge(int from, int to) {
 
 void MinCutSolver::place(int edge, std::int64_t old, std::int64_t flow) {
   const std::int64_t now = std::clamp(flow, lower_[edge], upper_[edge]);
-  cap_[2 * edge] = upper_[edge] >= kInfiniteCapacity ? kInfiniteCapacity : upper_[edge] - now;
-  cap_[2 * edge + 1] = now - lower_[edge];
+  const int forward = forward_[edge], backward = backward_[edge];
+  cap_[forward] = upper_[edge] >= kInfiniteCapacity ? kInfiniteCapacity : upper_[edge] - now;
+  cap_[backward] = now - lower_[edge];
   // Budgets are imbalances, inflow - outflow, which the next solve settles.
   if (now == old) return;
-  budget_[to_[2 * edge]] += now - old;
-  budget_[to_[2 * edge + 1]] -= now - old;
-  for (const int v : {to_[2 * edge], to_[2 * edge + 1]}) {
+  budget_[head_[forward]] += now - old;
+  budget_[head_[backward]] -= now - old;
+  for (const int v : {head_[forward], head_[backward]}) {
     if (listed_[v]) continue;
     listed_[v] = 1;
     unbalanced_.push_back(v);
   }
 }
 
+// Renumbers the arcs grouped by tail, each node's in their present order (a stable counting sort),
+// so that a node's arcs are consecutive; arrays indexed by arc follow them.
 void MinCutSolver::build_adjacency() {
+  const int arcs = static_cast<int>(head_.size());
   adj_begin_.assign(nodes_ + 1, 0);
-  const int arcs = static_cast<int>(to_.size());
-  for (int a = 0; a < arcs; ++a) ++adj_begin_[to_[a ^ 1] + 1];
+  for (int a = 0; a < arcs; ++a) ++adj_begin_[head_[reverse_[a]] + 1];
   for (int v = 0; v < nodes_; ++v) adj_begin_[v + 1] += adj_begin_[v];
-  adj_.resize(arcs);
   cursor_.assign(adj_begin_.begin(), adj_begin_.end() - 1);
-  for (int a = 0; a < arcs; ++a) adj_[cursor_[to_[a ^ 1]]++] = a;
+  std::vector<int> moved_to(arcs);
+  for (int a = 0; a < arcs; ++a) moved_to[a] = cursor_[head_[reverse_[a]]]++;
+  std::vector<int> head(arcs), reverse(arcs);
+  std::vector<std::int64_t> cap(arcs);
+  for (int a = 0; a < arcs; ++a) {
+    head[moved_to[a]] = head_[a];
+    reverse[moved_to[a]] = moved_to[reverse_[a]];
+    cap[moved_to[a]] = cap_[a];
+  }
+  head_.swap(head);
+  reverse_.swap(reverse);
+  cap_.swap(cap);
+  for (auto* arc : {&forward_, &backward_})
+    for (int& a : *arc) a = moved_to[a];
   level_.resize(nodes_);
   adjacency_built_ = true;
 }
@@ -66,9 +88,8 @@ bool MinCutSolver::build_levels() {
     const int u = queue_[i];
     // Nodes at or beyond the nearest demand's level cannot be on a shortest augmenting path.
     if (demand_level >= 0 && level_[u] >= demand_level) break;
-    for (int k = adj_begin_[u]; k < adj_begin_[u + 1]; ++k) {
-      const int a = adj_[k];
-      const int w = to_[a];
+    for (int a = adj_begin_[u]; a < adj_begin_[u + 1]; ++a) {
+      const int w = head_[a];
       if (cap_[a] <= 0 || level_[w] >= 0) continue;
       level_[w] = level_[u] + 1;
       queue_.push_back(w);
@@ -89,7 +110,7 @@ void MinCutSolver::blocking_flow(int from) {
       for (int a : path_) amount = std::min(amount, cap_[a]);
       for (int a : path_) {
         cap_[a] -= amount;
-        cap_[a ^ 1] += amount;
+        cap_[reverse_[a]] += amount;
       }
       if (budget_[from] < kInfiniteCapacity) budget_[from] -= amount;
       if (budget_[node] > -kInfiniteCapacity) budget_[node] += amount;
@@ -101,22 +122,22 @@ void MinCutSolver::blocking_flow(int from) {
       std::size_t keep = 0;
       while (keep < path_.size() && cap_[path_[keep]] > 0) ++keep;
       path_.resize(keep);
-      node = path_.empty() ? from : to_[path_.back()];
+      node = path_.empty() ? from : head_[path_.back()];
       continue;
     }
-    int& k = cursor_[node];
+    int& a = cursor_[node];
     const int end = adj_begin_[node + 1];
-    while (k < end && (cap_[adj_[k]] <= 0 || level_[to_[adj_[k]]] != level_[node] + 1)) ++k;
-    if (k < end) {
-      path_.push_back(adj_[k]);
-      node = to_[adj_[k]];
+    while (a < end && (cap_[a] <= 0 || level_[head_[a]] != level_[node] + 1)) ++a;
+    if (a < end) {
+      path_.push_back(a);
+      node = head_[a];
       continue;
     }
     // A dead end: nothing more passes `node` in this phase, so no arc may lead to it again.
     level_[node] = -1;
     if (node == from) return;
     path_.pop_back();
-    node = path_.empty() ? from : to_[path_.back()];
+    node = path_.empty() ? from : head_[path_.back()];
   }
 }
 

@@ -562,30 +562,35 @@ class Solver {
 
   // Whether critical instruction v's start (`end` 0) or finish (1) is on the cut's source side.
   bool on_source_side(int v, int end) const {
-    return warm_start_ ? network_.source_side(2 + 2 * v + end)
+    return warm_start_ ? network_.source_side(start_node(v) + end)
                        : (*cold_side_)[2 + 2 * cold_index_[v] + end];
   }
 
-  // The network of every step at once: node 0 = source, 1 = sink, instruction v an arc
-  // 2 + 2v -> 3 + 2v (edge v), each DAG edge i an edge n + i, and source and sink edges at the
-  // DAG's roots and leaves only (every duration is at least one unit, so no other instruction
-  // starts at 0 or ends at the makespan). A step sets the bounds of what is off the critical
-  // subgraph to [0, 0] and keeps the flow elsewhere: a step changes few prices and adds few
-  // critical paths, so the previous maximum flow is nearly maximum for the next network and the
+  // Instruction v's start node in the kept network (its finish node is the next one), numbered
+  // by its position in the topological order: the max flow's level searches then visit the nodes
+  // roughly in memory order, not jumping between the stages as the instructions' own numbers do.
+  int start_node(int v) const { return 2 + 2 * graph_.rank[v]; }
+
+  // The network of every step at once: node 0 = source, 1 = sink, instruction v an arc from its
+  // start node to its finish node (edge v), each DAG edge i an edge n + i, and source and sink
+  // edges at the DAG's roots and leaves only (every duration is at least one unit, so no other
+  // instruction starts at 0 or ends at the makespan). A step sets the bounds of what is off the
+  // critical subgraph to [0, 0] and keeps the flow elsewhere: a step changes few prices and adds
+  // few critical paths, so the previous maximum flow is nearly maximum for the next network and the
   // max flow takes a few augmentations instead of hundreds, without rebuilding anything.
   void build_network() {
     network_.reset(2 + 2 * n_);
-    for (int v = 0; v < n_; ++v) network_.add_edge(2 + 2 * v, 3 + 2 * v);
+    for (int v = 0; v < n_; ++v) network_.add_edge(start_node(v), start_node(v) + 1);
     for (int v = 0; v < n_; ++v)
       for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i)
-        network_.add_edge(3 + 2 * v, 2 + 2 * graph_.succ[i]);
+        network_.add_edge(start_node(v) + 1, start_node(graph_.succ[i]));
     source_edge_.assign(n_, -1);
     sink_edge_.assign(n_, -1);
     for (int v = 0; v < n_; ++v) {
       if (graph_.pred_begin[v] == graph_.pred_begin[v + 1])
-        source_edge_[v] = network_.add_edge(0, 2 + 2 * v);
+        source_edge_[v] = network_.add_edge(0, start_node(v));
       if (graph_.succ_begin[v] == graph_.succ_begin[v + 1])
-        sink_edge_[v] = network_.add_edge(3 + 2 * v, 1);
+        sink_edge_[v] = network_.add_edge(start_node(v) + 1, 1);
     }
   }
 

@@ -56,7 +56,7 @@ class MinCutSolver {
     place(edge, current, current);
     return true;
   }
-  std::int64_t flow(int edge) const { return lower_[edge] + cap_[2 * edge + 1]; }
+  std::int64_t flow(int edge) const { return lower_[edge] + cap_[backward_[edge]]; }
   // Turns the current flow, from where it is, into a maximum s-t flow within the bounds; false
   // when no flow meets them (the flow is then left unbalanced).
   bool solve(int source, int sink);
@@ -79,11 +79,15 @@ class MinCutSolver {
   void route_with_terminals(int source, std::int64_t source_budget, int sink,
                             std::int64_t sink_budget);
 
-  // Edge i is residual arc 2i (to_[2i] its head, cap_ its room below `upper`) and its reverse
-  // 2i + 1 (room above `lower`); arcs leaving node v are adj_[adj_begin_[v] .. adj_begin_[v + 1]).
+  // Edge i is residual arc forward_[i] (cap_ its room below `upper`) and its reverse arc
+  // backward_[i] (room above `lower`); arc a ends at head_[a] and is paired with reverse_[a]. Once
+  // the adjacency is built, the arcs leaving node v are a = adj_begin_[v] .. adj_begin_[v + 1] - 1,
+  // in the order the edges were added: the level search and the blocking flow then read each
+  // node's arcs from consecutive memory (numbered per edge, their reads missed the cache).
   int nodes_ = 0;
   bool adjacency_built_ = false;
-  std::vector<int> to_, adj_begin_, adj_, level_, cursor_, queue_, path_, sources_;
+  std::vector<int> head_, reverse_, forward_, backward_;
+  std::vector<int> adj_begin_, level_, cursor_, queue_, path_, sources_;
   // The nodes whose budget set_flow may have moved since the last balanced flow, each once.
   std::vector<int> unbalanced_;
   std::vector<char> listed_;
