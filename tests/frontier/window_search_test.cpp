@@ -250,7 +250,7 @@ TEST(WindowSearch, BothSettingsKeepTheCheaperOfTheTwoSearches) {
     WindowSearch search;
     search.window = 24;
     search.max_nodes = 0;
-    search.max_solves = 6;
+    search.max_solves = 2;
     search.preprocess = true;
     const auto on = refine_in_windows(p, fastest, deadline, search);
     search.preprocess = false;
