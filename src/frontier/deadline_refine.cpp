@@ -78,7 +78,8 @@ DeadlineRefinement refine_whole(const PipelineProblem& problem, const std::vecto
 
 std::optional<WindowPlan> best_in_window(const PipelineProblem& problem,
                                          const std::vector<int>& plan, Seconds deadline,
-                                         const std::vector<char>& movable, int max_nodes) {
+                                         const std::vector<char>& movable, int max_nodes,
+                                         bool preprocess) {
   const std::size_t n = plan.size();
   require(movable.size() == n, "window search", "movable nodes", std::to_string(movable.size()),
           fmt::format("one flag per instruction, {}", n));
@@ -96,7 +97,8 @@ std::optional<WindowPlan> best_in_window(const PipelineProblem& problem,
   }
   DeadlineModel model(window, false);
   model.set_deadline(deadline);
-  const std::vector<std::string> settings{"-maxNodes", std::to_string(max_nodes)};
+  std::vector<std::string> settings{"-maxNodes", std::to_string(max_nodes)};
+  if (!preprocess) settings.insert(settings.begin(), {"-preprocess", "off"});
   const auto found = model.optimum(kRefineSafetySeconds, start, settings);
   if (!found) return std::nullopt;
   WindowPlan out{plan, found->proven, found->time_limit_reached};
@@ -137,8 +139,8 @@ DeadlineRefinement refine_in_windows(const PipelineProblem& problem, const std::
       std::vector<char> movable(n, 0);
       for (int i = begin; i < begin + window; ++i) movable[order[i]] = 1;
       ++out.solves;
-      const auto found =
-          best_in_window(problem, out.assignment, deadline, movable, search.max_nodes);
+      const auto found = best_in_window(problem, out.assignment, deadline, movable,
+                                        search.max_nodes, search.preprocess);
       if (found) {
         out.time_capped = out.time_capped || found->time_capped;
         keep_if_cheaper(problem, deadline, found->assignment, out);
@@ -149,6 +151,37 @@ DeadlineRefinement refine_in_windows(const PipelineProblem& problem, const std::
     report(true);
     if (!worth_another_sweep(before, out.cost.energy, search.min_sweep_gain)) break;
   }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  return out;
+}
+
+DeadlineRefinement refine_in_windows_both(const PipelineProblem& problem,
+                                          const std::vector<int>& plan, Seconds deadline,
+                                          const WindowSearch& search) {
+  const auto began = std::chrono::steady_clock::now();
+  WindowSearch on = search;
+  on.preprocess = true;
+  auto out = refine_in_windows(problem, plan, deadline, on);
+  WindowSearch off = search;
+  off.preprocess = false;
+  // The second search's reports as the portfolio's: after the first's sweeps and solves, and
+  // never above the best plan either has found.
+  if (search.on_progress)
+    off.on_progress = [&](RefineProgress p) {
+      p.sweep += out.sweeps;
+      p.solves += out.solves;
+      p.energy = std::min(p.energy, out.cost.energy);
+      search.on_progress(p);
+    };
+  const auto other = refine_in_windows(problem, plan, deadline, off);
+  if (other.cost.energy < out.cost.energy) {
+    out.assignment = other.assignment;
+    out.cost = other.cost;
+    out.improved = other.improved;
+  }
+  out.time_capped = out.time_capped || other.time_capped;
+  out.solves += other.solves;
+  out.sweeps += other.sweeps;
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return out;
 }
@@ -171,7 +204,7 @@ DeadlineRefinement refine_within_deadline(const PipelineProblem& problem,
       on_progress(p);
     };
   if (static_cast<int>(plan.size()) <= search.window) return whole;
-  auto out = refine_in_windows(problem, whole.assignment, deadline, search);
+  auto out = refine_in_windows_both(problem, whole.assignment, deadline, search);
   out.improved = out.improved || whole.improved;
   out.time_capped = out.time_capped || whole.time_capped;
   out.solves += whole.solves;

@@ -40,8 +40,9 @@ struct DeadlineRefinement {
 // The least-energy plan within `deadline` that changes only the nodes flagged in `movable`, every
 // other one keeping its option in `plan` (a plan within the deadline): the exact MILP over the
 // movable nodes' options, the deadline on the whole DAG, solved by CBC from `plan` within
-// `max_nodes` nodes. nullopt when CBC returns no plan. Throws kareus::Error when `plan` or
-// `movable` does not fit the problem or `plan` misses the deadline.
+// `max_nodes` nodes, with CBC's preprocessing on or off (`preprocess`). nullopt when CBC returns
+// no plan. Throws kareus::Error when `plan` or `movable` does not fit the problem or `plan` misses
+// the deadline.
 struct WindowPlan {
   std::vector<int> assignment;  // per node, an index into its option set
   bool proven = false;          // optimal over the window (to CBC's default gap tolerances)
@@ -49,7 +50,8 @@ struct WindowPlan {
 };
 std::optional<WindowPlan> best_in_window(const PipelineProblem& problem,
                                          const std::vector<int>& plan, Seconds deadline,
-                                         const std::vector<char>& movable, int max_nodes);
+                                         const std::vector<char>& movable, int max_nodes,
+                                         bool preprocess = true);
 
 // Large-neighbourhood search from a plan within the deadline (fix-and-optimise): the instructions
 // in the plan's earliest-start order are cut into windows of `window` consecutive ones (each
@@ -85,6 +87,7 @@ struct WindowSearch {
   int max_nodes = 10;
   int max_solves = 40;
   double min_sweep_gain = kMinSweepGain;  // a fraction of the energy, >= 0
+  bool preprocess = true;                 // CBC's preprocessing in the windows' solves
   RefineProgressFn on_progress;           // optional
 };
 
@@ -95,9 +98,20 @@ struct WindowSearch {
 DeadlineRefinement refine_in_windows(const PipelineProblem& problem, const std::vector<int>& plan,
                                      Seconds deadline, const WindowSearch& search);
 
+// A portfolio of two window searches from the same plan: `search` with CBC's preprocessing on,
+// then the same with it off (search.preprocess is not read), and the cheaper of the two plans
+// (on's on a tie). Within few nodes each setting finds mixes the other misses on the A40 profiles,
+// and neither search sees the other's plans, so the result is never costlier than either alone
+// (docs/benchmarks/pipeline_solver.md, "The last cell"). The limits hold per
+// search: up to twice search.max_solves CBC solves. Progress reports continue across both: the
+// second search's sweeps count on from the first's, its energy is the best of either so far.
+DeadlineRefinement refine_in_windows_both(const PipelineProblem& problem,
+                                          const std::vector<int>& plan, Seconds deadline,
+                                          const WindowSearch& search);
+
 // What `--milp-nodes N` runs: the whole-problem MILP from `plan` within `max_nodes` nodes (0: its
 // root node only), then, on a pipeline of more than WindowSearch::window instructions,
-// refine_in_windows from the result with the default WindowSearch but `max_nodes` nodes per
+// refine_in_windows_both from the result with the default WindowSearch but `max_nodes` nodes per
 // window; `on_progress` (optional) hears both. Never costlier than `plan`, never later than
 // `deadline` (both as evaluate_plan measures them). Throws kareus::Error when `plan` does not fit
 // the problem or misses the deadline, or `max_nodes` is negative.
