@@ -18,6 +18,7 @@
 #include "kareus/core/table.hpp"
 #include "kareus/energylens/bootstrap.hpp"
 #include "kareus/energylens/evaluate.hpp"
+#include "kareus/energylens/fit.hpp"
 #include "kareus/energylens/import.hpp"
 #include "kareus/energylens/metrics.hpp"
 #include "kareus/energylens/select.hpp"
@@ -110,10 +111,25 @@ struct Ties {
 // Held-out rows inside their interval and the intervals' mean half-width (log energy), for the
 // bag's calibrated intervals and, on the same models, for its normal ones (interval_z(): the
 // intervals before the calibration).
+// The calibrated intervals split by the row's scale group: with training rows ([0], the
+// calibrated multiplier) or without ([1], which keeps the normal one).
+struct GroupCoverage {
+  std::array<std::size_t, 2> rows{}, inside{};
+  std::array<double, 2> width{};
+
+  std::string cell(std::size_t seen) const {
+    const double n = static_cast<double>(std::max<std::size_t>(rows[seen], 1));
+    return rows[seen] ? fmt::format("{:.1f} ({:.3f})",
+                                    100.0 * static_cast<double>(inside[seen]) / n, width[seen] / n)
+                      : "-";
+  }
+};
+
 struct Coverage {
   std::size_t rows = 0;
   std::size_t inside = 0, normal_inside = 0;
   double width = 0.0, normal_width = 0.0;
+  GroupCoverage groups;
   // select on the model without and with its calibration (the tie rule ignores the intervals).
   std::array<Ties, 2> ties;
 
@@ -122,11 +138,17 @@ struct Coverage {
     normal.calibration = {};
     for (const el::Sample& row : test) {
       const el::Interval iv = m.interval(row), nv = normal.interval(row);
-      inside += iv.low <= *row.energy && *row.energy <= iv.high;
+      const bool in = iv.low <= *row.energy && *row.energy <= iv.high;
+      const double half = 0.5 * std::log(iv.high / iv.low);
+      inside += in;
       normal_inside += nv.low <= *row.energy && *row.energy <= nv.high;
-      width += 0.5 * std::log(iv.high / iv.low);
+      width += half;
       normal_width += 0.5 * std::log(nv.high / nv.low);
       ++rows;
+      const std::size_t g = m.scales.contains(el::scale_group_key(row, m.scale_by)) ? 0 : 1;
+      ++groups.rows[g];
+      groups.inside[g] += in;
+      groups.width[g] += half;
     }
     el::Dataset candidates;
     candidates.samples = test;
@@ -147,7 +169,10 @@ struct Coverage {
                                  100.0 * static_cast<double>(t.apart_in_order) /
                                      static_cast<double>(std::max<std::size_t>(t.apart, 1)));
             }),
-            both([](const Ties& t) { return fmt::format("{:.2f}", t.cpu_s); })};
+            both([](const Ties& t) { return fmt::format("{:.2f}", t.cpu_s); }),
+            fmt::format("{:.0f}", 100.0 * static_cast<double>(groups.rows[0]) / n),
+            groups.cell(0),
+            groups.cell(1)};
   }
 };
 
@@ -237,7 +262,9 @@ int main(int argc, char** argv) {
   kareus::TextTable calibration(
       {"dataset", "protocol", "held-out rows", "coverage % (normal -> calibrated)",
        "mean half-width, log (normal -> calibrated)", "select: too close / scenarios",
-       "pairs called apart", "% of them in measured order", "select CPU s"});
+       "pairs called apart", "% of them in measured order", "select CPU s",
+       "rows in training groups %", "training groups: coverage % (half-width)",
+       "new groups: coverage % (half-width)"});
   std::string details;
   for (const Source& s : sources) {
     el::ImportResult imported = el::import_dataset(s.format, dir / s.path);
