@@ -108,9 +108,6 @@ struct Ties {
   }
 };
 
-// Held-out rows inside their interval and the intervals' mean half-width (log energy), for the
-// bag's calibrated intervals and, on the same models, for its normal ones (interval_z(): the
-// intervals before the calibration).
 // The calibrated intervals split by the row's scale group: with training rows ([0], the
 // calibrated multiplier) or without ([1], which keeps the normal one).
 struct GroupCoverage {
@@ -125,6 +122,9 @@ struct GroupCoverage {
   }
 };
 
+// Held-out rows inside their interval and the intervals' mean half-width (log energy), for the
+// bag's calibrated intervals and, on the same models, for its normal ones (interval_z(): the
+// intervals before the calibration).
 struct Coverage {
   std::size_t rows = 0;
   std::size_t inside = 0, normal_inside = 0;

@@ -14,11 +14,13 @@
 
 #include "kareus/core/paths.hpp"
 #include "kareus/core/rng.hpp"
+#include "kareus/core/statistics.hpp"
 #include "kareus/core/table.hpp"
 #include "kareus/energylens/fit.hpp"
 #include "kareus/energylens/import.hpp"
 
 namespace el = kareus::energylens;
+using kareus::median;
 
 namespace {
 
@@ -27,13 +29,6 @@ constexpr std::size_t kTrain = 50;
 
 std::string config_of(const el::Sample& s) {
   return fmt::format("tp{} pp{}", s.tp, s.pp);
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 double mean(const std::vector<double>& v) {

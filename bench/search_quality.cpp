@@ -20,6 +20,7 @@
 #include <numeric>
 
 #include "kareus/core/paths.hpp"
+#include "kareus/core/statistics.hpp"
 #include "kareus/core/table.hpp"
 #include "kareus/search/hypervolume.hpp"
 #include "kareus/search/partition_problem.hpp"
@@ -51,12 +52,6 @@ workload::Workload make(const BenchWorkload& b) {
   r.parallelism.microbatches = 8;
   r.parallelism.recompute = workload::Recompute::kFull;
   return workload::make_workload(r);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // The exact value of every configuration, and the hypervolume of all of them.

@@ -12,6 +12,7 @@
 
 #include "kareus/core/error.hpp"
 #include "kareus/core/rng.hpp"
+#include "kareus/core/statistics.hpp"
 #include "kareus/energylens/bootstrap.hpp"
 #include "scaled_loss.hpp"
 
@@ -313,13 +314,6 @@ Params fixed_start(const Problem& problem) {
   p[b_p] = p[b_d] = 0.5;
   p[e_p] = p[e_d] = 1.0;
   return start_from(problem, p);
-}
-
-double median(std::vector<double> v) {
-  const auto mid = v.begin() + static_cast<long>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  if (v.size() % 2 == 1) return *mid;
-  return 0.5 * (*mid + *std::max_element(v.begin(), mid));
 }
 
 // kHuberK robust standard deviations (1.4826 x the median absolute deviation, which the tail the
