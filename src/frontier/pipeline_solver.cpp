@@ -255,7 +255,7 @@ class Solver {
       const auto record_step = [&] {
         ++summary.steps;
         critical_total += critical_count_;
-        std::vector<OptionChange> moved;
+        std::vector<OptionChange> moved;  // in the solver's numbering: only measure_step reads it
         for (const auto* list : {&shortened, &lengthened})
           for (int v : *list) moved.push_back(OptionChange{v, hull(v).option_at(units_[v])});
         if (meter.joinable())
@@ -497,7 +497,8 @@ class Solver {
                                                 start_, finish_, from);
   }
 
-  // The first instruction in the lists (n_ when they are empty).
+  // The first instruction of the lists in topological order, which is their least number (n_ when
+  // they are empty).
   int first_moved(const std::vector<int>& shortened, const std::vector<int>& lengthened) const {
     int first = n_;
     for (const auto* list : {&shortened, &lengthened})
