@@ -52,43 +52,22 @@ void validate(const PipelineProblem& problem) {
 }
 
 // Forward/backward adjacency of the DAG in compressed rows, with a topological order; an edge
-// between stages (`*_cross`) carries the problem's transfer delay.
+// between stages (`*_cross`) carries the problem's transfer delay. Each instruction's edges keep
+// the order of the DAG's edge list.
 struct Graph {
   std::vector<int> order;
-  std::vector<int> rank;    // each instruction's position in order
   std::vector<int> leaves;  // the instructions without successors
   std::vector<int> succ_begin, succ, pred_begin, pred;
   std::vector<char> succ_cross, pred_cross;
 
-  explicit Graph(const workload::PipelineDag& dag) : order(dag.topological_order()) {
-    const int n = static_cast<int>(dag.nodes.size());
-    succ_begin.assign(n + 1, 0);
-    pred_begin.assign(n + 1, 0);
-    for (const auto& [from, to] : dag.edges) {
-      ++succ_begin[from + 1];
-      ++pred_begin[to + 1];
-    }
-    for (int v = 0; v < n; ++v) {
-      succ_begin[v + 1] += succ_begin[v];
-      pred_begin[v + 1] += pred_begin[v];
-    }
-    succ.resize(dag.edges.size());
-    pred.resize(dag.edges.size());
-    succ_cross.resize(dag.edges.size());
-    pred_cross.resize(dag.edges.size());
-    auto s_fill = succ_begin;
-    auto p_fill = pred_begin;
-    for (const auto& [from, to] : dag.edges) {
-      const char cross = dag.nodes[from].stage != dag.nodes[to].stage;
-      succ_cross[s_fill[from]] = cross;
-      pred_cross[p_fill[to]] = cross;
-      succ[s_fill[from]++] = to;
-      pred[p_fill[to]++] = from;
-    }
-    for (int v = 0; v < n; ++v)
-      if (succ_begin[v] == succ_begin[v + 1]) leaves.push_back(v);
-    rank.resize(n);
-    for (int k = 0; k < n; ++k) rank[order[k]] = k;
+  // The DAG with its instructions' own numbers.
+  explicit Graph(const workload::PipelineDag& dag) : Graph(dag, dag.topological_order(), false) {}
+
+  // The DAG with instruction topological[k] numbered k, for a topological order `topological`:
+  // the order is then 0, 1, 2, ...
+  static Graph numbered_by_rank(const workload::PipelineDag& dag,
+                                const std::vector<int>& topological) {
+    return Graph(dag, topological, true);
   }
 
   // Longest path: finish[v] = start[v] + duration[v], start = latest finish of the predecessors
@@ -119,13 +98,49 @@ struct Graph {
     std::vector<T> finish(start.size());
     return earliest_starts(duration, transfer, start, finish);
   }
+
+ private:
+  Graph(const workload::PipelineDag& dag, const std::vector<int>& topological, bool by_rank) {
+    const int n = static_cast<int>(dag.nodes.size());
+    std::vector<int> number(n);  // each DAG node's number here
+    for (int k = 0; k < n; ++k) number[by_rank ? topological[k] : k] = k;
+    order.resize(n);
+    for (int k = 0; k < n; ++k) order[k] = number[topological[k]];
+    succ_begin.assign(n + 1, 0);
+    pred_begin.assign(n + 1, 0);
+    for (const auto& [from, to] : dag.edges) {
+      ++succ_begin[number[from] + 1];
+      ++pred_begin[number[to] + 1];
+    }
+    for (int v = 0; v < n; ++v) {
+      succ_begin[v + 1] += succ_begin[v];
+      pred_begin[v + 1] += pred_begin[v];
+    }
+    succ.resize(dag.edges.size());
+    pred.resize(dag.edges.size());
+    succ_cross.resize(dag.edges.size());
+    pred_cross.resize(dag.edges.size());
+    auto s_fill = succ_begin;
+    auto p_fill = pred_begin;
+    for (const auto& [dag_from, dag_to] : dag.edges) {
+      const char cross = dag.nodes[dag_from].stage != dag.nodes[dag_to].stage;
+      const int from = number[dag_from], to = number[dag_to];
+      succ_cross[s_fill[from]] = cross;
+      pred_cross[p_fill[to]] = cross;
+      succ[s_fill[from]++] = to;
+      pred[p_fill[to]++] = from;
+    }
+    for (int v = 0; v < n; ++v)
+      if (succ_begin[v] == succ_begin[v + 1]) leaves.push_back(v);
+  }
 };
 
 class Solver {
  public:
   Solver(const PipelineProblem& problem, const PipelineSolverOptions& options)
       : problem_(problem),
-        graph_(problem.dag),
+        id_(problem.dag.topological_order()),
+        graph_(Graph::numbered_by_rank(problem.dag, id_)),
         n_(static_cast<int>(problem.dag.nodes.size())),
         unit_(options.unit_time),
         warm_start_(options.warm_start),
@@ -133,8 +148,10 @@ class Solver {
         threads_(options.threads) {
     for (const auto& set : problem.option_sets)
       hulls_.emplace_back(set, problem.p_blocking, options.unit_time);
-    double total = 0;
-    for (int v = 0; v < n_; ++v) total += hull(v).steepest_slope();
+    set_of_.resize(n_);
+    for (int v = 0; v < n_; ++v) set_of_[v] = problem.option_set_of[id_[v]];
+    double total = 0;  // summed in the problem's numbering, like every sum the output depends on
+    for (int set : problem.option_set_of) total += hulls_[set].steepest_slope();
     // Capacities are joules x a power of two chosen so that any sum of them stays below 2^60:
     // the flow arithmetic is then exact integers with as much resolution as fits.
     int exponent = 0;
@@ -177,12 +194,14 @@ class Solver {
     mapped_.resize(n_);
     for (int v = 0; v < n_; ++v) map(v, hull(v).option_at(units_[v]));
     plan_ = mapped_;
-    for (int v = 0; v < n_; ++v) {
-      busy_ += option(v, plan_[v]).time;
-      energy_ += option(v, plan_[v]).energy;
+    const auto& sets = problem_.option_sets;
+    const auto first_plan = in_problem_numbering(plan_);
+    for (std::size_t i = 0; i < first_plan.size(); ++i) {
+      busy_ += sets[problem_.option_set_of[i]][first_plan[i]].time;
+      energy_ += sets[problem_.option_set_of[i]][first_plan[i]].energy;
     }
     std::vector<ParetoPoint> points{measure_plan(0, result.changes.emplace_back())};
-    result.initial_assignment = plan_;
+    result.initial_assignment = in_problem_numbering(plan_);
     result.changes.front().clear();
     std::int64_t makespan = critical_path();
     summary.planned_slowest_units = makespan;
@@ -236,7 +255,7 @@ class Solver {
       const auto record_step = [&] {
         ++summary.steps;
         critical_total += critical_count_;
-        std::vector<OptionChange> moved;
+        std::vector<OptionChange> moved;  // in the solver's numbering: only measure_step reads it
         for (const auto* list : {&shortened, &lengthened})
           for (int v : *list) moved.push_back(OptionChange{v, hull(v).option_at(units_[v])});
         if (meter.joinable())
@@ -245,7 +264,7 @@ class Solver {
           points.push_back(measure_step(moved, result, points.back()));
       };
       // No instruction before the first moved one in topological order changes its start.
-      const int first = first_rank(shortened, lengthened);
+      const int first = first_moved(shortened, lengthened);
       if (const std::int64_t run =
               multi_unit_ ? steps_on_this_cut(makespan, shortened, lengthened, first) : 0;
           run > 1) {
@@ -347,7 +366,7 @@ class Solver {
   // Over the critical network, the fewest and most units a path to each instruction's end gets
   // shorter by one step of shift_; true when that is one unit for every critical path.
   bool every_critical_path_one_shorter(std::int64_t makespan) {
-    for (int v : graph_.order) {
+    for (int v = 0; v < n_; ++v) {
       if (!critical_[v]) continue;
       int fewest = start_[v] == 0 ? 0 : std::numeric_limits<int>::max();
       int most = start_[v] == 0 ? 0 : std::numeric_limits<int>::min();
@@ -400,7 +419,7 @@ class Solver {
   // stale.
   void map(int v, int option) {
     mapped_[v] = option;
-    mapped_from_ = std::min(mapped_from_, graph_.rank[v]);
+    mapped_from_ = std::min(mapped_from_, v);
   }
 
   // Measures mapped_ as the next plan of `result` (its changes from the previous plan recorded).
@@ -454,16 +473,21 @@ class Solver {
       ++result.summary.fast_end_plans;
       for (int v = 0; v < n_; ++v) {
         // Down to a measured option, so that no path gets longer than the LP's.
-        const int i = hull(v).slowest_within((*durations)[v] * Seconds(1.0 + 1e-9));
+        const int i = hull(v).slowest_within((*durations)[id_[v]] * Seconds(1.0 + 1e-9));
         map(v, i < 0 ? hull(v).fastest_option() : i);
       }
       points.push_back(measure_next_plan(result, deadline));
     }
   }
 
-  const OptionHull& hull(int v) const { return hulls_[problem_.option_set_of[v]]; }
-  const ExecutionOption& option(int v, int i) const {
-    return problem_.option_sets[problem_.option_set_of[v]][i];
+  const OptionHull& hull(int v) const { return hulls_[set_of_[v]]; }
+  const ExecutionOption& option(int v, int i) const { return problem_.option_sets[set_of_[v]][i]; }
+
+  // A per-instruction vector in the problem's numbering.
+  std::vector<int> in_problem_numbering(const std::vector<int>& per_instruction) const {
+    std::vector<int> out(n_);
+    for (int v = 0; v < n_; ++v) out[id_[v]] = per_instruction[v];
+    return out;
   }
 
   // start_ and finish_ of units_, recomputed from position `from` of the order on: the caller
@@ -473,11 +497,12 @@ class Solver {
                                                 start_, finish_, from);
   }
 
-  // The first position in the order of an instruction in the lists (n_ when they are empty).
-  int first_rank(const std::vector<int>& shortened, const std::vector<int>& lengthened) const {
+  // The first instruction of the lists in topological order, which is their least number (n_ when
+  // they are empty).
+  int first_moved(const std::vector<int>& shortened, const std::vector<int>& lengthened) const {
     int first = n_;
     for (const auto* list : {&shortened, &lengthened})
-      for (int v : *list) first = std::min(first, graph_.rank[v]);
+      for (int v : *list) first = std::min(first, v);
     return first;
   }
 
@@ -493,8 +518,7 @@ class Solver {
     critical_count_ = 0;
     cannot_shorten_ = false;
     network_changed_ = false;
-    for (auto it = graph_.order.rbegin(); it != graph_.order.rend(); ++it) {
-      const int v = *it;
+    for (int v = n_ - 1; v >= 0; --v) {
       std::int64_t finish = makespan;
       for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i) {
         const int w = graph_.succ[i];
@@ -566,10 +590,10 @@ class Solver {
                        : (*cold_side_)[2 + 2 * cold_index_[v] + end];
   }
 
-  // Instruction v's start node in the kept network (its finish node is the next one), numbered
-  // by its position in the topological order: the max flow's level searches then visit the nodes
-  // roughly in memory order, not jumping between the stages as the instructions' own numbers do.
-  int start_node(int v) const { return 2 + 2 * graph_.rank[v]; }
+  // Instruction v's start node in the kept network (its finish node is the next one): numbered,
+  // like the instructions, in topological order, so the max flow's level searches visit the nodes
+  // roughly in memory order.
+  int start_node(int v) const { return 2 + 2 * v; }
 
   // The network of every step at once: node 0 = source, 1 = sink, instruction v an arc from its
   // start node to its finish node (edge v), each DAG edge i an edge n + i, and source and sink
@@ -646,22 +670,21 @@ class Solver {
                                [&](int v) { return option(v, mapped_[v]).time; }, problem_.transfer,
                                mapped_start_, mapped_finish_, mapped_from_));
     mapped_from_ = n_;
-    for (auto it = graph_.order.rbegin(); it != graph_.order.rend(); ++it) {
-      const int v = *it;
+    for (int v = n_ - 1; v >= 0; --v) {
       Seconds finish = mapped_time;
       for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i)
         finish = std::min(finish, real_latest_start_[graph_.succ[i]] -
                                       (graph_.succ_cross[i] ? problem_.transfer : Seconds(0.0)));
       const Seconds window = finish - mapped_start_[v];
-      const auto& options = problem_.option_sets[problem_.option_set_of[v]];
+      const auto& options = problem_.option_sets[set_of_[v]];
       const int chosen = hull(v).slowest_within(window + window * 1e-12, mapped_[v]);
       real_latest_start_[v] = finish - options[chosen].time;
       if (chosen == plan_[v]) continue;
       busy_ += options[chosen].time - options[plan_[v]].time;
       energy_ += options[chosen].energy - options[plan_[v]].energy;
       plan_[v] = chosen;
-      plan_from_ = graph_.rank[v];  // the order is walked backwards: the earliest change is last
-      changes.push_back(OptionChange{v, chosen});
+      plan_from_ = v;  // the order is walked backwards: the earliest change is last
+      changes.push_back(OptionChange{id_[v], chosen});
     }
     const Seconds time =
         graph_.earliest_starts<Seconds>([&](int v) { return option(v, plan_[v]).time; },
@@ -672,7 +695,15 @@ class Solver {
   }
 
   const PipelineProblem& problem_;
+  // The solver numbers the instructions by their position in the DAG's topological order, the
+  // order every pass walks, so that the passes read each per-instruction array (and the kept
+  // network's nodes) front to back; the DAG numbers them stage by stage, which made every pass
+  // jump between ten regions of each array. id_[v] is instruction v's number in the problem,
+  // used only where the solver meets the outside: the plans it emits, the fast end's LP
+  // (problem_'s numbering) and the sums the output depends on, taken in the problem's order.
+  std::vector<int> id_;
   Graph graph_;
+  std::vector<int> set_of_;  // each instruction's option set
   int n_;
   Seconds unit_;
   bool warm_start_;
