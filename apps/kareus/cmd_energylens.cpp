@@ -219,6 +219,15 @@ void add_fit(CLI::App& parent) {
                    std::string(el::scale_term_meaning(j))});
       text += t.render();
     }
+    if (!m.scale_fit.workloads.empty()) {
+      TextTable t({"workload", "scale factor"});
+      for (std::size_t w = 0; w < m.scale_fit.workloads.size(); ++w)
+        t.add_row({m.scale_fit.workloads[w],
+                   fmt::format("{:.4g}", std::exp(m.scale_fit.workload_effects[w]))});
+      text += t.render();
+      text += fmt::format("a workload not listed: factor 1, log sd {:.3f} more\n",
+                          std::sqrt(m.scale_fit.workload_variance));
+    }
     text += fmt::format(
         "log-normal noise: row sd {:.3f}, unexplained group sd {:.3f} (intervals: {:.0f} %)\n",
         std::sqrt(m.scale_fit.row_variance), std::sqrt(m.scale_fit.group_variance),

@@ -12,7 +12,7 @@
 namespace kareus::energylens {
 namespace {
 
-Sample parse_row(const CsvRow& row, EnergyColumn energy) {
+Sample parse_row(const CsvRow& row, EnergyColumn energy, bool workload_column) {
   Sample s;
   s.line = row.line();
   s.scenario = row.text("scenario");
@@ -27,6 +27,13 @@ Sample parse_row(const CsvRow& row, EnergyColumn energy) {
   if (row.optional_text("input_tokens")) s.input_tokens = row.positive_number("input_tokens");
   s.model = row.optional_text("model").value_or("");
   s.gpu = row.optional_text("gpu").value_or("");
+  if (workload_column) {
+    s.workload = row.text("workload");
+    if (s.workload.empty())
+      row.fail("workload",
+               "a workload name is required in every row once the column exists (it sets the "
+               "scale group; drop the column if the rows share one)");
+  }
   if (row.optional_text("time_s")) s.time = Seconds(row.positive_number("time_s"));
   if (row.optional_text("power_w")) s.power = Watts(row.positive_number("power_w"));
   if (row.optional_text("run_s")) s.run = Seconds(row.positive_number("run_s"));
@@ -53,7 +60,7 @@ Dataset from_table(const CsvTable& table, EnergyColumn energy) {
   data.source = table.source();
   if (table.rows() == 0) throw Error(fmt::format("{}: no data rows", data.source));
   for (std::size_t i = 0; i < table.rows(); ++i)
-    data.samples.push_back(parse_row(table.row(i), energy));
+    data.samples.push_back(parse_row(table.row(i), energy, table.has_column("workload")));
 
   const auto with_inputs =
       std::count_if(data.samples.begin(), data.samples.end(),
@@ -66,6 +73,7 @@ Dataset from_table(const CsvTable& table, EnergyColumn energy) {
                           "cannot mean different things on different rows)");
   }
   data.has_input_tokens = with_inputs > 0;
+  data.has_workload = table.has_column("workload");
   data.has_time = std::all_of(data.samples.begin(), data.samples.end(),
                               [](const Sample& s) { return s.time.has_value(); });
   data.has_run = std::any_of(data.samples.begin(), data.samples.end(),
@@ -86,7 +94,9 @@ Dataset read_dataset(const std::filesystem::path& path, EnergyColumn energy) {
 std::string dataset_to_csv(const Dataset& data) {
   std::string out = "scenario,tp,pp,dp,batch,output_tokens";
   if (data.has_input_tokens) out += ",input_tokens";
-  out += ",energy_j,model,gpu,time_s,power_w";
+  out += ",energy_j,model,gpu";
+  if (data.has_workload) out += ",workload";
+  out += ",time_s,power_w";
   out += data.has_run ? ",run_s,gpus_metered\n" : "\n";
   auto opt = [](const auto& v) { return v ? format_number(v->value()) : std::string(); };
   for (const Sample& s : data.samples) {
@@ -94,8 +104,9 @@ std::string dataset_to_csv(const Dataset& data) {
                        format_number(s.pp), format_number(s.dp), format_number(s.batch),
                        format_number(s.output_tokens));
     if (data.has_input_tokens) out += "," + format_number(s.input_tokens.value_or(0.0));
-    out += fmt::format(",{},{},{},{},{}", opt(s.energy), csv_escape(s.model), csv_escape(s.gpu),
-                       opt(s.time), opt(s.power));
+    out += fmt::format(",{},{},{}", opt(s.energy), csv_escape(s.model), csv_escape(s.gpu));
+    if (data.has_workload) out += "," + csv_escape(s.workload);
+    out += fmt::format(",{},{}", opt(s.time), opt(s.power));
     if (data.has_run)
       out +=
           fmt::format(",{},{}", opt(s.run), s.gpus_metered ? format_number(*s.gpus_metered) : "");

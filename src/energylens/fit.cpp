@@ -247,6 +247,7 @@ std::vector<GroupEvidence> group_evidence(const Problem& problem, const std::vec
     GroupEvidence& e = evidence[problem.groups.of_row[i]];
     e.rows += 1.0;
     e.family = family_of(rows[i], problem.scale_by);
+    e.workload = rows[i].workload;
     if (descriptors && e.x.empty()) {
       const ScaleVector& v = cache.of(rows[i], "training data");
       e.x.assign(v.begin(), v.end());
@@ -439,6 +440,9 @@ std::string scale_group_key(const Sample& s, const std::vector<std::string>& sca
     if (!key.empty()) key += " | ";
     key += column == "model" ? s.model : column == "gpu" ? s.gpu : s.scenario;
   }
+  // The prefill scale absorbs the mean prompt, which is the workload's: a group spanning two
+  // workloads would ask one multiplier to fit two prompt lengths.
+  if (!key.empty() && !s.workload.empty()) key += " | " + s.workload;
   return key;
 }
 
@@ -460,7 +464,8 @@ double EnergyModel::scale_of(const Sample& s, double* log_variance) const {
     x.assign(v.begin(), v.end());
   }
   // The scale term's level lives in the linear parameters: only its shape is applied here.
-  return std::exp(scale_fit.predict(x, family_of(s, scale_by), log_variance) - scale_fit.intercept);
+  return std::exp(scale_fit.predict(x, family_of(s, scale_by), s.workload, log_variance) -
+                  scale_fit.intercept);
 }
 
 Features EnergyModel::features(const Sample& s) const {
@@ -514,6 +519,9 @@ Json EnergyModel::to_json() const {
   Json exponents = Json::object();
   for (std::size_t j = 0; j < scale_exponents.size(); ++j)
     exponents[std::string(scale_term_name(j))] = scale_exponents[j];
+  Json workloads = Json::object();
+  for (std::size_t w = 0; w < scale_fit.workloads.size(); ++w)
+    workloads[scale_fit.workloads[w]] = scale_fit.workload_effects[w];
   Json families = Json::object();
   for (const auto& [name, f] : scale_fit.families)
     families[name] = {{"log_effect", f.log_effect}, {"variance", f.variance}};
@@ -537,6 +545,8 @@ Json EnergyModel::to_json() const {
               {"group_log_variance", scale_fit.group_variance},
               {"family_log_variance", scale_fit.family_variance},
               {"families", families},
+              {"workload_log_factors", workloads},
+              {"workload_log_variance", scale_fit.workload_variance},
               {"scale_inverse", inverse},
               {"scales", groups},
               {"train_loss", train_loss},
@@ -610,10 +620,19 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
   for (const std::string& name : families.keys())
     m.scale_fit.families[name] = {families.at(name).number("log_effect"),
                                   families.at(name).at("variance").as_non_negative_number()};
+  // Models saved before the workload factors have none.
+  if (const auto w = v.find("workload_log_factors"); w && !w->is_null())
+    for (const std::string& name : w->keys()) {
+      m.scale_fit.workloads.push_back(name);
+      m.scale_fit.workload_effects.push_back(w->number(name));
+    }
+  if (v.contains("workload_log_variance"))
+    m.scale_fit.workload_variance = v.at("workload_log_variance").as_non_negative_number();
   const JsonValue inv = v.at("scale_inverse");
-  const auto p_dim = static_cast<Eigen::Index>(m.scale_exponents.size() + 1);
+  const auto p_dim =
+      static_cast<Eigen::Index>(m.scale_exponents.size() + m.scale_fit.workloads.size() + 1);
   if (inv.size() != static_cast<std::size_t>(p_dim))
-    inv.fail(fmt::format("a {0} x {0} matrix (1 + scale exponents)", p_dim));
+    inv.fail(fmt::format("a {0} x {0} matrix (1 + scale exponents + workload factors)", p_dim));
   m.scale_fit.inverse.resize(p_dim, p_dim);
   for (Eigen::Index i = 0; i < p_dim; ++i) {
     const JsonValue row = inv.at(static_cast<std::size_t>(i));

@@ -38,7 +38,8 @@ ImportResult import_mlenergy(const CsvTable& t) {
     s.line = row.line();
     s.model = row.text("model");
     s.gpu = row.text("gpu");
-    s.scenario = fmt::format("{}|{}|{}", row.text("workload"), s.gpu, s.model);
+    s.workload = row.text("workload");
+    s.scenario = fmt::format("{}|{}|{}", s.workload, s.gpu, s.model);
     s.tp = static_cast<double>(row.positive_integer("tp"));
     s.pp = static_cast<double>(row.positive_integer("pp"));
     s.batch = row.positive_number("max_batch_reqs");
@@ -49,6 +50,7 @@ ImportResult import_mlenergy(const CsvTable& t) {
     r.data.samples.push_back(std::move(s));
   }
   r.notes = {
+      "workload = workload (it refines the scale groups and carries a factor in the scale term); "
       "scenario = workload|gpu|model; batch = max_batch_reqs (max_num_seqs x PP, the configured "
       "batch; runs below 95% saturation were already dropped upstream)",
       "energy_j = energy_per_req_J (steady-state energy of all GPUs per request); output_tokens = "
@@ -144,6 +146,7 @@ ImportResult import_dataset(ImportFormat format, const std::filesystem::path& in
       format == ImportFormat::kMlenergyV2 ? import_mlenergy(table) : import_tokenpowerbench(table);
   r.rows_read = table.rows();
   r.data.has_time = true;
+  r.data.has_workload = format == ImportFormat::kMlenergyV2;
   return r;
 }
 

@@ -5,23 +5,44 @@
 
 namespace kareus::energylens {
 
+namespace {
+
+// 1 in the column of `workload` among `workloads`, 0 elsewhere (everywhere for one not among them).
+std::vector<double> indicators(const std::vector<std::string>& workloads,
+                               const std::string& workload) {
+  std::vector<double> out(workloads.size(), 0.0);
+  const auto it = std::find(workloads.begin(), workloads.end(), workload);
+  if (it != workloads.end()) out[static_cast<std::size_t>(it - workloads.begin())] = 1.0;
+  return out;
+}
+
+}  // namespace
+
 double ScaleFit::predict(const std::vector<double>& x, const std::string& family,
-                         double* log_variance_out) const {
-  Eigen::VectorXd z(static_cast<Eigen::Index>(x.size() + 1));
+                         const std::string& workload, double* log_variance_out) const {
+  std::vector<double> terms = x;
+  const std::vector<double> in = indicators(workloads, workload);
+  terms.insert(terms.end(), in.begin(), in.end());
+  std::vector<double> coefficients = slopes;
+  coefficients.insert(coefficients.end(), workload_effects.begin(), workload_effects.end());
+  Eigen::VectorXd z(static_cast<Eigen::Index>(terms.size() + 1));
   z(0) = 1.0;
   double y = intercept;
-  for (std::size_t j = 0; j < x.size(); ++j) {
-    z(static_cast<Eigen::Index>(j + 1)) = x[j];
-    y += slopes[j] * x[j];
+  for (std::size_t j = 0; j < terms.size(); ++j) {
+    z(static_cast<Eigen::Index>(j + 1)) = terms[j];
+    y += coefficients[j] * terms[j];
   }
   // A new group: its own effect plus the regression's uncertainty at its descriptors (leverage
   // times the per-group residual variance); a seen family replaces its share of the effect by
-  // the family's estimate.
+  // the family's estimate. A workload never seen gets no factor, so it may be off by as much as
+  // the seen workloads differ.
   double own = group_variance;
   if (const auto it = families.find(family); !family.empty() && it != families.end()) {
     y += it->second.log_effect;
     own = group_variance - family_variance + it->second.variance;
   }
+  if (std::find(workloads.begin(), workloads.end(), workload) == workloads.end())
+    own += workload_variance;
   if (log_variance_out)
     *log_variance_out = own + z.dot(inverse * z) * (group_variance + row_variance);
   return y;
@@ -63,24 +84,40 @@ void fit_families(const std::vector<GroupEvidence>& groups, const Eigen::VectorX
   }
 }
 
+// The training groups' workloads, sorted, without the empty name.
+std::vector<std::string> workload_names(const std::vector<GroupEvidence>& groups) {
+  std::vector<std::string> out;
+  for (const GroupEvidence& e : groups)
+    if (!e.workload.empty()) out.push_back(e.workload);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 // The regression's design over the groups: column 0 the intercept, then the descriptor
-// logarithms; `unit` scales each column to unit standard deviation (1 for the intercept, 0 for a
-// descriptor constant over the groups, and for every descriptor when the groups are too few to
-// judge exponents by), the units in which the ridge acts.
+// logarithms, then one indicator per workload (every workload has one, so none is the
+// reference: the ridge spreads the level between the intercept and the factors); `unit` scales
+// each column to unit standard deviation (1 for the intercept, 0 for a column constant over the
+// groups and for those the groups are too few to judge by), the units in which the ridge acts.
 struct ScaleDesign {
   Eigen::MatrixXd X;
   Eigen::VectorXd unit;
 };
 
 ScaleDesign scale_design(const std::vector<GroupEvidence>& groups) {
+  const std::vector<std::string> workloads = workload_names(groups);
   const auto g = static_cast<Eigen::Index>(groups.size());
-  const auto p = static_cast<Eigen::Index>(groups.empty() ? 1 : groups.front().x.size() + 1);
+  const auto descriptors = static_cast<Eigen::Index>(groups.empty() ? 0 : groups.front().x.size());
+  const Eigen::Index p = 1 + descriptors + static_cast<Eigen::Index>(workloads.size());
   ScaleDesign d{Eigen::MatrixXd(g, p), Eigen::VectorXd::Ones(p)};
   Eigen::MatrixXd& X = d.X;
   for (Eigen::Index i = 0; i < g; ++i) {
     const GroupEvidence& e = groups[static_cast<std::size_t>(i)];
     X(i, 0) = 1.0;
-    for (Eigen::Index j = 1; j < p; ++j) X(i, j) = e.x[static_cast<std::size_t>(j - 1)];
+    for (Eigen::Index j = 1; j <= descriptors; ++j) X(i, j) = e.x[static_cast<std::size_t>(j - 1)];
+    const std::vector<double> in = indicators(workloads, e.workload);
+    for (std::size_t w = 0; w < in.size(); ++w)
+      X(i, 1 + descriptors + static_cast<Eigen::Index>(w)) = in[w];
   }
   // The ridge acts on standardised descriptors, so that it shrinks every exponent alike however
   // widely its descriptor spreads; a descriptor constant over the groups gets exponent 0.
@@ -91,8 +128,14 @@ ScaleDesign scale_design(const std::vector<GroupEvidence>& groups) {
   }
   // Exponents need more groups than coefficients: otherwise the regression passes through every
   // group, leaves nothing to judge it by, and extrapolates from two or three noisy multipliers.
-  const Eigen::Index varying = (d.unit.array() > 0.0).count() - 1;
-  if (g < varying + 2) d.unit.tail(p - 1).setZero();
+  // The workload factors go first: the descriptors carry the physics (what a model and GPU are)
+  // and keep it with fewer groups.
+  const auto varying = [&d](Eigen::Index from, Eigen::Index count) {
+    return (d.unit.segment(from, count).array() > 0.0).count();
+  };
+  const Eigen::Index factors = p - 1 - descriptors;
+  if (g < varying(1, p - 1) + 2) d.unit.tail(factors).setZero();
+  if (g < varying(1, descriptors) + 2) d.unit.tail(p - 1).setZero();
   return d;
 }
 
@@ -122,7 +165,14 @@ ScaleFit fit_scale(const std::vector<GroupEvidence>& groups, double row_variance
       unit.asDiagonal() * A.completeOrthogonalDecomposition().pseudoInverse() * unit.asDiagonal();
   const Eigen::VectorXd beta = fit.inverse * (X.transpose() * y);
   fit.intercept = beta(0);
-  for (Eigen::Index j = 1; j < p; ++j) fit.slopes.push_back(beta(j));
+  fit.workloads = workload_names(groups);
+  const auto descriptors = p - 1 - static_cast<Eigen::Index>(fit.workloads.size());
+  for (Eigen::Index j = 1; j < p; ++j)
+    (j <= descriptors ? fit.slopes : fit.workload_effects).push_back(beta(j));
+  // A workload never seen is one more draw of the factors the seen ones took around the level
+  // the intercept keeps for none (about their mean, weighted by the ridge).
+  for (double f : fit.workload_effects)
+    fit.workload_variance += f * f / static_cast<double>(fit.workload_effects.size());
   fit.row_variance = row_variance;
 
   // Method of moments: E[r^2] = tau^2 + sigma^2 / n_g, with the residual degrees of freedom of a

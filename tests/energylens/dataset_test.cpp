@@ -111,6 +111,27 @@ TEST(EnergyLensDataset, RejectsInputTokensOnSomeRowsOnly) {
   EXPECT_NE(e.find("input_tokens"), std::string::npos) << e;
 }
 
+// The workload column is optional, but once present every row names one: an empty value would
+// silently form a group of its own.
+TEST(EnergyLensDataset, ReadsWorkloadsAndRejectsAnEmptyOne) {
+  const Dataset d = parse_dataset(
+      "scenario,tp,pp,batch,output_tokens,energy_j,workload\n"
+      "s,1,1,8,100,10,chat\n"
+      "t,1,1,8,100,9,code\n",
+      "ok.csv");
+  EXPECT_TRUE(d.has_workload);
+  EXPECT_EQ(d.samples[1].workload, "code");
+  const Dataset back = parse_dataset(dataset_to_csv(d), "back.csv");
+  EXPECT_EQ(back.samples[0].workload, "chat");
+  EXPECT_FALSE(parse_dataset(kHeader + "s,1,1,8,100,10\n", "ok.csv").has_workload);
+  const std::string e = error_of(
+      "scenario,tp,pp,batch,output_tokens,energy_j,workload\n"
+      "s,1,1,8,100,10,chat\n"
+      "s,1,1,16,100,9,\n");
+  EXPECT_NE(e.find("bad.csv:3"), std::string::npos) << e;
+  EXPECT_NE(e.find("workload"), std::string::npos) << e;
+}
+
 TEST(EnergyLensDataset, RejectsEmptyFileAndAllowsCandidatesWithoutEnergy) {
   EXPECT_NE(error_of(kHeader).find("no data rows"), std::string::npos);
   const Dataset c = parse_dataset("scenario,tp,pp,batch,output_tokens\ns,1,1,8,100\n", "c.csv",

@@ -112,18 +112,14 @@ TEST(EnergyLensParallel, WithoutTheTermsTheyStayZero) {
 }
 
 // Leave one parallel configuration (TP x PP) out of ML.ENERGY v2: train on 50 random rows of
-// the others, predict the held-out configuration's rows. On these 3 seeds (4 restarts) the terms
-// lower the pooled error; over evaluate's 10 seeds (8 restarts) a few fits extrapolate the terms
-// badly and the mean MAPE is higher with them, which is why they are off by default
-// (docs/benchmarks/energylens.md). Measured without the step term, as when the terms were
-// written: with it (the default) they raise this error too (310 % against 265 %), since it
-// already charges every GPU per output token.
-double held_out_parallel_mape(const std::vector<Sample>& rows, bool parallel_terms) {
+// the others, predict the held-out configuration's rows (4 restarts, 3 seeds), pooled. Without
+// the step term: with it these single fits extrapolate across TP so badly (203 % with the
+// workloads, 265 % without) that what the scale term gets wrong is lost in it.
+double held_out_parallel_mape(const std::vector<Sample>& rows) {
   std::map<std::pair<double, double>, std::vector<std::size_t>> configs;
   for (std::size_t i = 0; i < rows.size(); ++i) configs[{rows[i].tp, rows[i].pp}].push_back(i);
   FitOptions o;
   o.descriptors = true;
-  o.parallel_terms = parallel_terms;
   o.step_term = false;
   o.restarts = 4;
   std::vector<double> measured, predicted;
@@ -146,16 +142,24 @@ double held_out_parallel_mape(const std::vector<Sample>& rows, bool parallel_ter
   return mape_percent(measured, predicted);
 }
 
-TEST(EnergyLensParallel, TermsLowerTheErrorOnAHeldOutParallelConfiguration) {
+// Without the TP 1 rows most of the training set's small models are vision-language ones, whose
+// requests carry an image; without the workload's factor the scale term gives new text models
+// their level (docs/benchmarks/energylens.md, thirteenth and fourteenth steps). Here the rows
+// are the same but for the workload column. (This test used to compare the parallelism terms on
+// and off; they lowered this error only while the level was that wrong: 59.2 against 67.9 %
+// without the step term before the workload factor, 45.9 against 33.8 % after.)
+TEST(EnergyLensParallel, TheWorkloadFactorLowersTheErrorOnAHeldOutParallelConfiguration) {
   const ImportResult imported = import_dataset(
       ImportFormat::kMlenergyV2, data_dir() / "energylens/mlenergy-v2/mlenergy_v2_llm_configs.csv");
-  const double with = held_out_parallel_mape(imported.data.samples, true);
-  const double without = held_out_parallel_mape(imported.data.samples, false);
-  RecordProperty("mape_with_terms", std::to_string(with));
-  RecordProperty("mape_without_terms", std::to_string(without));
-  std::printf("leave-one-parallelism-out MAPE: %.1f %% with the terms, %.1f %% without\n", with,
+  std::vector<Sample> unnamed = imported.data.samples;
+  for (Sample& s : unnamed) s.workload.clear();
+  const double with = held_out_parallel_mape(imported.data.samples);
+  const double without = held_out_parallel_mape(unnamed);
+  RecordProperty("mape_with_workloads", std::to_string(with));
+  RecordProperty("mape_without_workloads", std::to_string(without));
+  std::printf("leave-one-parallelism-out MAPE: %.1f %% with the workloads, %.1f %% without\n", with,
               without);
-  EXPECT_LT(with, without);
+  EXPECT_LT(with, 0.75 * without);
 }
 
 }  // namespace

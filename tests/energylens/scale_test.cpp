@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "kareus/core/json.hpp"
 #include "kareus/core/rng.hpp"
@@ -125,6 +126,88 @@ TEST(EnergyLensScale, IntervalsCoverTheTruthAtTheirNominalRate) {
   EXPECT_NEAR(seen_rate, kIntervalCoverage, 0.06);
   // Four held-out models x four GPUs: 16 group effects, so a wider band.
   EXPECT_NEAR(unseen_rate, kIntervalCoverage, 0.12);
+}
+
+// descriptor_grid's rows with its models alternating between two workloads; a request of the
+// "image" workload costs `kImageFactor` times a "text" one (a longer prompt), which no model or
+// GPU descriptor shows. No other group effect, so that what a new model's prediction misses is
+// the fit's, not a random draw's.
+constexpr double kImageFactor = 3.0;
+
+Dataset two_workloads(std::uint64_t seed) {
+  Dataset d = testing::descriptor_grid(shape(), kKappa, 0.0, 0.02, seed);
+  std::map<std::string, std::size_t> order;
+  for (Sample& s : d.samples) {
+    const bool image = order.emplace(s.model, order.size()).first->second % 2 == 0;
+    s.workload = image ? "image" : "text";
+    s.scenario += "|" + s.workload;
+    if (image) s.energy = Joules(s.energy->value() * kImageFactor);
+  }
+  return d;
+}
+
+struct WorkloadSplit {
+  std::vector<Sample> train, held_out;  // held out: a text and an image model, on every GPU
+};
+
+WorkloadSplit split_workloads(const Dataset& d, bool keep_workloads) {
+  WorkloadSplit out;
+  std::vector<Sample> rest;
+  for (Sample s : d.samples) {
+    if (!keep_workloads) s.workload.clear();
+    const bool held = s.model == "llama3.2-3b" || s.model == "codellama-13b-hf";
+    (held ? out.held_out : rest).push_back(s);
+  }
+  out.train = random_rows({"", rest}, 150, 6);
+  return out;
+}
+
+double held_out_mape(const EnergyModel& m, const std::vector<Sample>& rows) {
+  std::vector<double> measured, predicted;
+  for (const Sample& s : rows) {
+    measured.push_back(s.energy->value());
+    predicted.push_back(m.predict(s).value());
+  }
+  return mape_percent(measured, predicted);
+}
+
+TEST(EnergyLensScale, RecoversAWorkloadFactorAndPredictsANewModelInAKnownWorkload) {
+  const Dataset d = two_workloads(11);
+  const WorkloadSplit with = split_workloads(d, true);
+  const EnergyModel m = fit_energy_model(with.train, descriptor_fit());
+  ASSERT_EQ(m.scale_fit.workloads, (std::vector<std::string>{"image", "text"}));
+  const double ratio = std::exp(m.scale_fit.workload_effects[0] - m.scale_fit.workload_effects[1]);
+  EXPECT_NEAR(ratio, kImageFactor, 0.05 * kImageFactor);
+  EXPECT_LT(held_out_mape(m, with.held_out), 10.0);
+  // The same rows without their workloads: the factor is a group effect no descriptor explains,
+  // and a new model is predicted between the two levels.
+  const WorkloadSplit without = split_workloads(d, false);
+  EXPECT_GT(held_out_mape(fit_energy_model(without.train, descriptor_fit()), without.held_out),
+            30.0);
+}
+
+TEST(EnergyLensScale, AWorkloadNeverSeenGetsTheNeutralFactorAndAWiderInterval) {
+  const WorkloadSplit split = split_workloads(two_workloads(12), true);
+  const EnergyModel m = fit_energy_model(split.train, descriptor_fit());
+  Sample text = split.held_out.front();
+  text.workload = "text";
+  Sample image = text, other = text;
+  image.workload = "image";
+  other.workload = "video";
+  const double low = m.predict(text).value(), high = m.predict(image).value();
+  EXPECT_GT(m.predict(other).value(), low);
+  EXPECT_LT(m.predict(other).value(), high);
+  const auto width = [&m](const Sample& s) {
+    const Interval iv = m.interval(s);
+    return std::log(iv.high.value() / iv.low.value());
+  };
+  EXPECT_GT(width(other), width(text) + 0.1);
+  const EnergyModel back =
+      EnergyModel::from_json(JsonDocument::parse(m.to_json().dump(), "model.json").root());
+  for (const Sample& s : {text, image, other}) {
+    EXPECT_NEAR(back.predict(s).value(), m.predict(s).value(), 1e-9 * m.predict(s).value());
+    EXPECT_NEAR(width(s), std::log(back.interval(s).high / back.interval(s).low), 1e-9);
+  }
 }
 
 }  // namespace

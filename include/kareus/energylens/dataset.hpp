@@ -1,6 +1,6 @@
 // The canonical EnergyLens CSV: one row per measured (or candidate) serving configuration.
 // Required columns: scenario,tp,pp,batch,output_tokens,energy_j. Optional: dp,input_tokens,model,
-// gpu,time_s,power_w,run_s,gpus_metered. Energy, time and tokens refer to one request
+// gpu,workload,time_s,power_w,run_s,gpus_metered. Energy, time and tokens refer to one request
 // (docs/energylens.md).
 #pragma once
 
@@ -29,6 +29,9 @@ struct Sample {
   std::optional<Joules> energy;  // absent only for candidate configurations
   std::string model;
   std::string gpu;
+  // What the requests are (ML.ENERGY's `llm_text_generation/chat`, say): it sets the mean prompt,
+  // text or image tokens, that the prefill scale absorbs; empty when the CSV has no such column.
+  std::string workload;
   std::optional<Seconds> time;
   std::optional<Watts> power;
   // The measured run the row comes from: its duration (absent for a steady-state measurement or a
@@ -48,8 +51,9 @@ struct Dataset {
   // Either every row reports input tokens or none does (mixing would change the prefill term's
   // meaning from row to row).
   bool has_input_tokens = false;
-  bool has_time = false;  // every row has time_s
-  bool has_run = false;   // some row has run_s or gpus_metered (written as columns)
+  bool has_workload = false;  // the CSV has a workload column (then every row names one)
+  bool has_time = false;      // every row has time_s
+  bool has_run = false;       // some row has run_s or gpus_metered (written as columns)
 
   double energy_j(std::size_t i) const { return samples[i].energy->value(); }
 };

@@ -6,7 +6,8 @@
 // a group never seen in training gets the regression plus its family's shrunk mean effect when
 // the family was seen (with no family seen twice, all of the effect is taken to be the
 // family's), the regression alone otherwise, with the remaining variance added to its
-// uncertainty.
+// uncertainty. A group's workload enters the regression as an indicator: one log factor per
+// workload seen in training (ridge-shrunk like the slopes), none for a workload never seen.
 #pragma once
 
 #include <Eigen/Dense>
@@ -22,6 +23,7 @@ struct GroupEvidence {
   double rows = 0.0;
   std::vector<double> x;  // descriptor logarithms (may be empty: intercept only)
   std::string family;     // groups sharing part of their effect; empty: none
+  std::string workload;   // empty: none named
 };
 
 struct FamilyEffect {
@@ -36,12 +38,18 @@ struct ScaleFit {
   double group_variance = 0.0;   // tau^2: group effects the descriptors do not explain
   double family_variance = 0.0;  // the part of tau^2 shared within a family
   std::map<std::string, FamilyEffect> families;
-  // (X'X + ridge)^-1 over [1, x] in the descriptors' own units: the leverage of a new group.
+  // The training groups' workloads, sorted, and each one's log factor. A workload not among them
+  // gets none (the level of the regression's intercept) and the factors' variance instead.
+  std::vector<std::string> workloads;
+  std::vector<double> workload_effects;
+  double workload_variance = 0.0;
+  // (X'X + ridge)^-1 over [1, x, workload indicators] in the descriptors' own units: the
+  // leverage of a new group.
   Eigen::MatrixXd inverse;
 
   // Log scale and its variance for a group not seen in training.
   double predict(const std::vector<double>& x, const std::string& family,
-                 double* log_variance_out) const;
+                 const std::string& workload, double* log_variance_out) const;
 };
 
 struct GroupScale {

@@ -312,6 +312,7 @@ el_csv_bad = {
     "ragged": EL_CSV + "s,1,1,8\n",
     "zero_run": EL_CSV.rstrip("\n") + ",run_s,gpus_metered\ns,1,1,8,100,3,0,1\n",
     "metered_below_serving": EL_CSV.rstrip("\n") + ",run_s,gpus_metered\ns,4,1,8,100,3,2,2\n",
+    "empty_workload": EL_CSV.rstrip("\n") + ",workload\ns,1,1,8,100,3,chat\ns,1,1,16,100,3,\n",
 }
 for name, content in el_csv_bad.items():
     case(f"energylens_fit_{name}", "energylens fit --data {dir}/d.csv --out {dir}/m.json",
