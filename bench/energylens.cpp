@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "energylens_misses.hpp"
 #include "kareus/core/paths.hpp"
 #include "kareus/core/rng.hpp"
 #include "kareus/core/table.hpp"
@@ -240,9 +241,12 @@ std::string pct100(const el::Stat& s) {
 
 }  // namespace
 
-// With --intervals, only the calibration table (the rest takes several minutes more).
+// With --intervals, only the calibration table (the rest takes several minutes more); with
+// --misses, only where the random split's separated pairs are ordered wrong
+// (energylens_misses.hpp).
 int main(int argc, char** argv) {
-  const bool intervals_only = argc > 1 && std::string(argv[1]) == "--intervals";
+  const std::string only = argc > 1 ? argv[1] : "";
+  const bool intervals_only = only == "--intervals";
   const auto dir = kareus::data_dir() / "energylens";
   const std::vector<Source> sources = {
       {"ML.ENERGY leaderboard v2 (A100/H100, vLLM, batch x TP x PP)", el::ImportFormat::kMlenergyV2,
@@ -273,6 +277,11 @@ int main(int argc, char** argv) {
     o.progress = false;
     o.fit.descriptors = true;
     o.fit.bags = el::kDefaultBags;
+    if (only == "--misses") {
+      std::printf("### %s: separated pairs ordered wrong (random split)\n\n%s\n", s.name.c_str(),
+                  misses::diagnose(imported.data, o).c_str());
+      continue;
+    }
     calibration_rows(s.name, imported.data, o.fit, o.seeds, calibration);
     if (intervals_only) continue;
     const el::EvaluationReport r = el::evaluate(imported.data, o);
@@ -318,6 +327,7 @@ int main(int argc, char** argv) {
         interval_coverage(imported.data, o.fit, o.seeds, 0), kReplicates,
         interval_coverage(imported.data, o.fit, o.seeds, kReplicates));
   }
+  if (only == "--misses") return 0;
   const std::string intervals =
       fmt::format("## Interval calibration (bag of {}, 50 training rows, 10 seeds)\n\n{}\n",
                   el::kDefaultBags, calibration.render_markdown());

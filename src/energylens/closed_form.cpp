@@ -1,5 +1,6 @@
 #include "kareus/energylens/closed_form.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kareus::energylens {
@@ -55,6 +56,16 @@ Features features_of(const Sample& s, const ParallelRatios& ratios) {
     x.run_s = s.run->value();
     x.rising_share = serving * (1.0 - sigma) / (serving + idle * sigma);
   }
+  if (s.max_output_tokens && s.requests) {
+    // The run serves its requests in waves of batch x DP, and a wave lasts until its longest
+    // request reaches the cap (TokenPowerBench's runs last waves x the time of one, whatever the
+    // requests' mean output): waves x cap steps, which per request and slot is this many tokens
+    // more than its own output.
+    const double slots = s.batch * s.dp;
+    const double steps =
+        std::ceil(*s.requests / slots) * *s.max_output_tokens * slots / *s.requests;
+    x.drain_tokens = std::max(steps - s.output_tokens, 0.0);
+  }
   return x;
 }
 
@@ -80,20 +91,25 @@ double phase(const Params& p, std::size_t first, double tokens, const Features& 
   return term;
 }
 
+// Decode steps per request times the batch: its output, plus its share of the run's drain.
+double step_tokens(const Features& x) {
+  return x.output_tokens + x.drain_tokens;
+}
+
 // Per-unit values of the linear parallelism, overhead, KV and step terms, in the order d1, d2,
 // c_tp, c_pp, c_dp, c_kv, c_step. TP all-reduces every token it processes (prompt and output);
-// bubbles and idle replicas cost per decode step, i.e. per output token; decode step t reads the
-// KV cache of the in + t tokens before it, out x (in + out / 2) in all, whatever the batch; a
-// request takes out decode steps, each with a fixed part on all TP x PP GPUs that its batch of
-// requests share.
+// bubbles and idle replicas cost per decode step; decode step t reads the KV cache of the in + t
+// tokens before it, out x (in + out / 2) in all, whatever the batch, and only while the request
+// runs; each decode step has a fixed part on all TP x PP GPUs that the batch of requests share.
 std::array<double, 7> linear_units(const Features& x) {
+  const double steps = step_tokens(x);
   return {x.tp,
           x.pp,
           (x.input_tokens + x.output_tokens) * (x.tp - 1.0) * x.tp_comm_ratio,
-          x.output_tokens * (x.pp - 1.0) * x.idle_power_share,
-          x.output_tokens * (x.dp - 1.0) * x.idle_power_share,
+          steps * (x.pp - 1.0) * x.idle_power_share,
+          steps * (x.dp - 1.0) * x.idle_power_share,
           x.output_tokens * (x.input_tokens + 0.5 * x.output_tokens),
-          x.output_tokens * x.tp * x.pp / x.batch};
+          steps * x.tp * x.pp / x.batch};
 }
 constexpr std::array<std::size_t, 7> kLinearTail = {d1, d2, c_tp, c_pp, c_dp, c_kv, c_step};
 
@@ -127,14 +143,14 @@ double run_start(double tau, const Features& x, double* slope) {
 }  // namespace
 
 double closed_form(const Params& p, const Features& x) {
-  double e = phase(p, a_p, x.input_tokens, x, nullptr) + phase(p, a_d, x.output_tokens, x, nullptr);
+  double e = phase(p, a_p, x.input_tokens, x, nullptr) + phase(p, a_d, step_tokens(x), x, nullptr);
   const auto units = linear_units(x);
   for (std::size_t j = 0; j < units.size(); ++j) e += p[kLinearTail[j]] * units[j];
   return e * run_start(p[tau_r], x, nullptr);
 }
 
 double closed_form(const Params& p, const Features& x, Gradient& grad) {
-  double e = phase(p, a_p, x.input_tokens, x, &grad) + phase(p, a_d, x.output_tokens, x, &grad);
+  double e = phase(p, a_p, x.input_tokens, x, &grad) + phase(p, a_d, step_tokens(x), x, &grad);
   const auto units = linear_units(x);
   for (std::size_t j = 0; j < units.size(); ++j) {
     e += p[kLinearTail[j]] * units[j];

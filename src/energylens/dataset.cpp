@@ -12,6 +12,21 @@
 namespace kareus::energylens {
 namespace {
 
+// The run's drain: both columns or neither on a row, since one alone fixes no step count.
+void parse_drain(const CsvRow& row, Sample& s) {
+  const bool cap = row.optional_text("max_output_tokens").has_value();
+  if (cap != row.optional_text("requests").has_value())
+    row.fail(cap ? "requests" : "max_output_tokens",
+             "max_output_tokens and requests go together (the run's drain needs both)");
+  if (!cap) return;
+  s.max_output_tokens = static_cast<double>(row.positive_integer("max_output_tokens"));
+  s.requests = static_cast<double>(row.positive_integer("requests"));
+  if (*s.requests < s.batch * s.dp)
+    row.fail("requests",
+             "must be at least batch x dp (a run cannot keep more sequences running than it was "
+             "given)");
+}
+
 Sample parse_row(const CsvRow& row, EnergyColumn energy, bool workload_column) {
   Sample s;
   s.line = row.line();
@@ -42,7 +57,22 @@ Sample parse_row(const CsvRow& row, EnergyColumn energy, bool workload_column) {
     if (*s.gpus_metered < s.tp * s.pp * s.dp)
       row.fail("gpus_metered", "must be at least tp x pp x dp (the GPUs that serve the row)");
   }
+  parse_drain(row, s);
   return s;
+}
+
+// Either every row has the drain columns or none does: a fit that counts the drain on some rows
+// only would give the per-step terms two meanings.
+bool drain_on_every_row(const CsvTable& table, const Dataset& data) {
+  const auto drained = static_cast<std::size_t>(
+      std::count_if(data.samples.begin(), data.samples.end(),
+                    [](const Sample& s) { return s.requests.has_value(); }));
+  if (drained > 0 && drained < data.samples.size())
+    for (std::size_t i = 0; i < data.samples.size(); ++i)
+      if (!data.samples[i].requests)
+        table.row(i).fail("requests",
+                          "other rows have max_output_tokens and requests, so every row must");
+  return drained > 0;
 }
 
 Dataset from_table(const CsvTable& table, EnergyColumn energy) {
@@ -78,6 +108,7 @@ Dataset from_table(const CsvTable& table, EnergyColumn energy) {
                               [](const Sample& s) { return s.time.has_value(); });
   data.has_run = std::any_of(data.samples.begin(), data.samples.end(),
                              [](const Sample& s) { return s.run || s.gpus_metered; });
+  data.has_drain = drain_on_every_row(table, data);
   return data;
 }
 
@@ -97,7 +128,9 @@ std::string dataset_to_csv(const Dataset& data) {
   out += ",energy_j,model,gpu";
   if (data.has_workload) out += ",workload";
   out += ",time_s,power_w";
-  out += data.has_run ? ",run_s,gpus_metered\n" : "\n";
+  if (data.has_run) out += ",run_s,gpus_metered";
+  if (data.has_drain) out += ",max_output_tokens,requests";
+  out += "\n";
   auto opt = [](const auto& v) { return v ? format_number(v->value()) : std::string(); };
   for (const Sample& s : data.samples) {
     out += fmt::format("{},{},{},{},{},{}", csv_escape(s.scenario), format_number(s.tp),
@@ -110,6 +143,8 @@ std::string dataset_to_csv(const Dataset& data) {
     if (data.has_run)
       out +=
           fmt::format(",{},{}", opt(s.run), s.gpus_metered ? format_number(*s.gpus_metered) : "");
+    if (data.has_drain)
+      out += fmt::format(",{},{}", format_number(*s.max_output_tokens), format_number(*s.requests));
     out += "\n";
   }
   return out;

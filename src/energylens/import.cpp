@@ -99,9 +99,13 @@ ImportResult import_tokenpowerbench(const CsvTable& t) {
     s.power = Watts(row.positive_number("gpu_avg_power_W"));
     s.run = Seconds(row.positive_number("duration_s"));
     s.gpus_metered = static_cast<double>(gpus);
+    // A run serves its requests in waves of the batch, each request capped at fn_output_len.
+    s.max_output_tokens = static_cast<double>(row.positive_integer("fn_output_len"));
+    s.requests = requests;
     r.data.samples.push_back(std::move(s));
   }
   r.data.has_run = true;
+  r.data.has_drain = true;
   r.notes = {
       "scenario = model@engine|number of GPUs metered|max output length (the workload); the GPU "
       "is the dataset's H100 NVL (gpu_memory_total_mb = 95830)",
@@ -113,6 +117,9 @@ ImportResult import_tokenpowerbench(const CsvTable& t) {
       "power_w = gpu_avg_power_W",
       "run_s = duration_s (the whole run, from its start: the run-start term); gpus_metered = "
       "the GPUs in per_gpu_power_W",
+      "max_output_tokens = fn_output_len (the run's output cap); requests = responses (served "
+      "in waves of the batch, each lasting until its longest request reaches the cap: the "
+      "run's drain)",
       std::string(kPrefillNote)};
   return r;
 }

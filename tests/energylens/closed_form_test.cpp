@@ -89,6 +89,51 @@ TEST(EnergyLensClosedForm, GradientMatchesCentralDifferences) {
   }
 }
 
+// The run's drain by hand: 64 requests capped at 1000 tokens on batch 16 x DP 2 are two waves of
+// 1000 steps, so each request, at 400 tokens of output, adds 1000 - 400 = 600 tokens to the
+// per-step terms (decode, bubble, idle replicas, step) and none to the prefill, per-degree, TP and
+// context terms.
+TEST(EnergyLensClosedForm, DrainAddsStepsToThePerStepTermsByHand) {
+  Sample s;
+  s.tp = 2;
+  s.pp = 2;
+  s.dp = 2;
+  s.batch = 16;
+  s.output_tokens = 400;
+  s.input_tokens = 100;
+  EXPECT_EQ(features_of(s).drain_tokens, 0.0);  // steady state: no columns, no drain
+  s.max_output_tokens = 1000;
+  s.requests = 64;
+  const Features x = features_of(s);
+  EXPECT_DOUBLE_EQ(x.drain_tokens, 600.0);
+  Params p{};
+  p[a_d] = 1.0;
+  p[e_d] = 1e-6;  // b_d = 0: the decode term is a_d x tokens / (1 + 1e-6)
+  p[c_pp] = 0.5;
+  p[c_dp] = 0.25;
+  p[c_step] = 2.0;
+  const double steps = 1000.0;
+  const double per_step =
+      steps / (1.0 + 1e-6) + 0.5 * steps * 1.0 + 0.25 * steps * 1.0 + 2.0 * steps * 4.0 / 16.0;
+  EXPECT_NEAR(closed_form(p, x), per_step, 1e-9);
+  Params per_token{};
+  per_token[a_p] = 1.0;
+  per_token[d1] = 1.0;
+  per_token[c_tp] = 1.0;
+  per_token[c_kv] = 1.0;
+  Sample steady = s;
+  steady.max_output_tokens.reset();
+  steady.requests.reset();
+  EXPECT_DOUBLE_EQ(closed_form(per_token, x), closed_form(per_token, features_of(steady)));
+  // A last wave half full still lasts to the cap: 48 requests are two waves, 2 x 1000 x 32 / 48
+  // steps per request and slot; a mean output at or above the cap leaves no drain.
+  s.requests = 48;
+  EXPECT_NEAR(features_of(s).drain_tokens, 2000.0 * 32.0 / 48.0 - 400.0, 1e-9);
+  s.requests = 64;
+  s.output_tokens = 1001;
+  EXPECT_EQ(features_of(s).drain_tokens, 0.0);
+}
+
 // The run-start factor by hand: with tau = 2 s over a 4 s run, h = 2 / 4 x (1 - e^-2), and a
 // rising share phi = 0.5 leaves 1 - 0.5 h of the steady-state energy; a steady-state row (no run)
 // and tau = 0 leave all of it.
@@ -111,6 +156,27 @@ TEST(EnergyLensClosedForm, RunStartFactorByHand) {
   Params up = p;
   up[tau_r] = 1e-7;
   EXPECT_NEAR((closed_form(up, x) - closed_form(p, x)) / 1e-7, g[tau_r], 1e-5);
+}
+
+// The same central differences with a drain (and every degree above 1, so that each term the drain
+// changes is present).
+TEST(EnergyLensClosedForm, DrainGradientMatchesCentralDifferences) {
+  Rng rng(17);
+  for (int trial = 0; trial < 50; ++trial) {
+    const Params p = random_params(rng);
+    Features x{2.0,
+               2.0,
+               rng.uniform(1.0, 512.0),
+               rng.uniform(10.0, 2000.0),
+               rng.uniform(10.0, 2000.0),
+               2.0,
+               rng.uniform(0.01, 2.0),
+               rng.uniform(0.1, 0.4)};
+    x.drain_tokens = rng.uniform(0.0, 2000.0);
+    x.run_s = rng.uniform(0.5, 100.0);
+    x.rising_share = rng.uniform(0.05, 0.95);
+    expect_gradient_matches(p, x, trial);
+  }
 }
 
 // The same central differences for rows measured over whole runs, from runs much shorter than

@@ -73,6 +73,46 @@ TEST(EnergyLensDataset, RejectsBadRunColumns) {
   EXPECT_NE(few.find("at least tp x pp x dp"), std::string::npos) << few;
 }
 
+// The run's drain: the output cap and the run's requests survive a round trip, and a file without
+// them writes neither column.
+TEST(EnergyLensDataset, ReadsAndWritesTheDrainColumns) {
+  const Dataset d = parse_dataset(
+      "scenario,tp,pp,dp,batch,output_tokens,energy_j,max_output_tokens,requests\n"
+      "s1,1,1,2,64,200,55.5,512,128\n"
+      "s1,2,1,1,32,300,50,512,32\n",
+      "drain.csv");
+  EXPECT_TRUE(d.has_drain);
+  EXPECT_EQ(d.samples[0].max_output_tokens, 512.0);
+  EXPECT_EQ(d.samples[1].requests, 32.0);
+  const Dataset back = parse_dataset(dataset_to_csv(d), "back.csv");
+  EXPECT_TRUE(back.has_drain);
+  EXPECT_EQ(back.samples[0].requests, 128.0);
+  EXPECT_EQ(back.samples[1].max_output_tokens, 512.0);
+  const std::string steady = dataset_to_csv(parse_dataset(kHeader + "s,1,1,8,100,5\n", "s.csv"));
+  EXPECT_EQ(steady.find("requests"), std::string::npos);
+  EXPECT_FALSE(parse_dataset(kHeader + "s,1,1,8,100,5\n", "s.csv").has_drain);
+}
+
+// Each bad drain value is one error naming the line, the column and what is allowed.
+TEST(EnergyLensDataset, RejectsBadDrainColumns) {
+  const std::string header =
+      "scenario,tp,pp,dp,batch,output_tokens,energy_j,max_output_tokens,requests\n";
+  const auto expect_error = [&](const std::string& rows, const std::string& line,
+                                const std::string& column, const std::string& allowed) {
+    const std::string e = error_of(header + rows);
+    EXPECT_NE(e.find("bad.csv:" + line + ": column '" + column + "'"), std::string::npos) << e;
+    EXPECT_NE(e.find(allowed), std::string::npos) << e;
+  };
+  expect_error("s,1,1,1,8,100,5,0,8\n", "2", "max_output_tokens", "positive integer");
+  expect_error("s,1,1,1,8,100,5,128.5,8\n", "2", "max_output_tokens", "integer");
+  expect_error("s,1,1,1,8,100,5,128,-8\n", "2", "requests", "positive integer");
+  expect_error("s,1,1,1,8,100,5,128,4\n", "2", "requests", "at least batch x dp");
+  expect_error("s,1,1,2,8,100,5,128,12\n", "2", "requests", "at least batch x dp");
+  expect_error("s,1,1,1,8,100,5,128,\n", "2", "requests", "go together");
+  expect_error("s,1,1,1,8,100,5,,8\n", "2", "max_output_tokens", "go together");
+  expect_error("s,1,1,1,8,100,5,128,8\ns,1,1,1,8,100,5,,\n", "3", "requests", "every row must");
+}
+
 TEST(EnergyLensDataset, RejectsMissingColumnNamingIt) {
   const std::string e = error_of("scenario,tp,pp,batch,energy_j\ns,1,1,8,3\n");
   EXPECT_NE(e.find("bad.csv"), std::string::npos) << e;

@@ -105,6 +105,63 @@ TEST(EnergyLensFit, RecoversTheStepTerm) {
   expect_recovers_term(c_step, 0.4, &FitOptions::step_term);
 }
 
+// Runs served in waves of the batch, each lasting until its longest request reaches the output
+// cap: one wave (requests = batch) or two and a half, mean outputs at 40-95 % of the cap. With
+// `drain` off the rows keep their energies but lose the two columns that say so.
+std::vector<Sample> drain_rows(const Params& truth, double noise, std::uint64_t seed, bool drain) {
+  Rng rng(seed);
+  std::vector<Sample> rows;
+  for (double tp : {1.0, 2.0, 4.0})
+    for (double batch : {8.0, 32.0, 128.0})
+      for (double cap : {128.0, 512.0, 2048.0})
+        for (double share : {0.4, 0.7, 0.95})
+          for (double waves : {1.0, 2.5}) {
+            Sample s;
+            s.scenario = fmt::format("cap {}", cap);
+            s.tp = tp;
+            s.batch = batch;
+            s.output_tokens = share * cap;
+            s.max_output_tokens = cap;
+            s.requests = waves * batch;
+            s.line = rows.size() + 2;
+            s.energy =
+                Joules(closed_form(truth, features_of(s)) * (1.0 + noise * rng.normal(0.0, 1.0)));
+            if (!drain) s.max_output_tokens.reset(), s.requests.reset();
+            rows.push_back(s);
+          }
+  return rows;
+}
+
+// The default fit (one scale group) of noisy drain rows.
+EnergyModel fit_drain(const Params& truth, bool drain) {
+  FitOptions o;
+  o.scale_by = {};
+  return fit_energy_model(drain_rows(truth, 0.01, 5, drain), o);
+}
+
+// MAPE % of `m` on fresh noise-free drain rows.
+double drain_mape(const EnergyModel& m, const Params& truth, bool drain) {
+  std::vector<double> measured, predicted;
+  for (const Sample& s : drain_rows(truth, 0.0, 6, drain)) {
+    measured.push_back(s.energy->value());
+    predicted.push_back(m.predict(s).value());
+  }
+  return mape_percent(measured, predicted);
+}
+
+// Rows generated with the drain come back to the noise when the fit has the cap and the requests,
+// with the step term's coefficient and the decode term's batch exponent; the same energies
+// without those columns do not, since a row's decode steps then follow its output alone.
+TEST(EnergyLensFit, RecoversRunsThatDrainToTheCap) {
+  Params truth = truth_params();
+  truth[c_step] = 0.4;
+  const EnergyModel m = fit_drain(truth, true);
+  EXPECT_LT(drain_mape(m, truth, true), 1.5);
+  EXPECT_NEAR(m.params[c_step], 0.4, 0.06);
+  EXPECT_NEAR(m.params[b_d], truth[b_d], 0.15);
+  EXPECT_GT(drain_mape(fit_drain(truth, false), truth, false), 5.0);
+}
+
 // Rows measured over whole runs, as TokenPowerBench's: three catalogue models on the H100 NVL,
 // each at its own level, runs of 0.5 s to 1 min with one or four metered GPUs (one serving).
 std::vector<Sample> run_rows(const Params& truth, double noise, std::uint64_t seed) {

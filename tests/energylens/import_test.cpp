@@ -57,10 +57,18 @@ TEST(EnergyLensImport, TokenPowerBenchKeepsEveryRow) {
     // The run's duration and the metered GPUs feed the run-start term.
     EXPECT_DOUBLE_EQ(s.run->value(), row.number("duration_s"));
     EXPECT_GE(*s.gpus_metered, 1.0);
+    // The output cap and the requests of the run feed the run's drain.
+    EXPECT_EQ(s.max_output_tokens, row.number("fn_output_len"));
+    EXPECT_EQ(s.requests, row.number("responses"));
   }
+  EXPECT_TRUE(r.data.has_drain);
   const Dataset back = parse_dataset(dataset_to_csv(r.data), "x.csv");
   ASSERT_EQ(back.samples.size(), 185u);
   EXPECT_EQ(back.samples[2].gpus_metered, 4.0);  // gpu0..gpu3 in per_gpu_power_W
+  // The first row: DeepSpeed, Llama-3.1-8B, 52002 requests capped at 500 tokens.
+  EXPECT_TRUE(back.has_drain);
+  EXPECT_EQ(back.samples[0].max_output_tokens, 500.0);
+  EXPECT_EQ(back.samples[0].requests, 52002.0);
 }
 
 TEST(EnergyLensImport, BadInputIsAnErrorNotASkippedRow) {

@@ -12,6 +12,10 @@
 // and a step term of ours (docs/energylens.md, "Step term"):
 //     + c_step * out * TP * PP / batch                       (fixed time of each decode step, on
 //                                                             every GPU, shared by the batch)
+// where, for a row measured over a run that drains (docs/energylens.md, "Run drain"), the terms
+// paid per decode step (decode, c_pp, c_dp, c_step) count max(out, ceil(R / (batch x DP)) x cap x
+// batch x DP / R) tokens instead of out (the cap when R fills whole waves): a run of R requests
+// serves them in waves of batch x DP, each lasting until its longest request reaches the cap;
 // and the whole of it times a run-start factor of ours (docs/energylens.md, "Run-start term"),
 // for rows measured over a whole run of duration T from its start:
 //   E x (1 - phi x tau_r / T x (1 - exp(-T / tau_r)))          (metered power still rising)
@@ -81,6 +85,9 @@ struct Features {
   // The run-start factor's inputs: the run's duration, s (0: steady state, no factor), and phi.
   double run_s = 0.0;
   double rising_share = 0.0;
+  // Tokens per request that the per-step terms count beyond output_tokens: the decode steps in
+  // which its wave waits for the wave's longest request to reach the cap (0: steady state).
+  double drain_tokens = 0.0;
 };
 // The descriptor ratios of a row's model and GPU (parallel_ratios() in descriptors.hpp).
 struct ParallelRatios {

@@ -1,7 +1,7 @@
 // The canonical EnergyLens CSV: one row per measured (or candidate) serving configuration.
 // Required columns: scenario,tp,pp,batch,output_tokens,energy_j. Optional: dp,input_tokens,model,
-// gpu,workload,time_s,power_w,run_s,gpus_metered. Energy, time and tokens refer to one request
-// (docs/energylens.md).
+// gpu,workload,time_s,power_w,run_s,gpus_metered,max_output_tokens,requests. Energy, time and
+// tokens refer to one request (docs/energylens.md).
 #pragma once
 
 #include <array>
@@ -39,6 +39,11 @@ struct Sample {
   // idle GPUs were metered too). They enter the run-start term (closed_form.hpp).
   std::optional<Seconds> run;
   std::optional<double> gpus_metered;
+  // The run's drain: each request's output cap and the requests the metered run served in waves
+  // of batch x dp (absent for a steady-state measurement). They set how many decode steps the run
+  // takes (closed_form.hpp).
+  std::optional<double> max_output_tokens;
+  std::optional<double> requests;
   std::size_t line = 0;  // line in the source file, for messages
   // The model's and GPU's descriptors in ScaleTerm order (parameters / 1e9, active parameters /
   // 1e9, KV MB per token, W per GB/s of HBM), zero unless attach_descriptors() filled them.
@@ -54,6 +59,7 @@ struct Dataset {
   bool has_workload = false;  // the CSV has a workload column (then every row names one)
   bool has_time = false;      // every row has time_s
   bool has_run = false;       // some row has run_s or gpus_metered (written as columns)
+  bool has_drain = false;     // every row has max_output_tokens and requests
 
   double energy_j(std::size_t i) const { return samples[i].energy->value(); }
 };

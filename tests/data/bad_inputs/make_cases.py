@@ -313,6 +313,11 @@ el_csv_bad = {
     "zero_run": EL_CSV.rstrip("\n") + ",run_s,gpus_metered\ns,1,1,8,100,3,0,1\n",
     "metered_below_serving": EL_CSV.rstrip("\n") + ",run_s,gpus_metered\ns,4,1,8,100,3,2,2\n",
     "empty_workload": EL_CSV.rstrip("\n") + ",workload\ns,1,1,8,100,3,chat\ns,1,1,16,100,3,\n",
+    "zero_cap": EL_CSV.rstrip("\n") + ",max_output_tokens,requests\ns,1,1,8,100,3,0,8\n",
+    "requests_below_batch": EL_CSV.rstrip("\n") + ",max_output_tokens,requests\ns,1,1,8,100,3,128,4\n",
+    "cap_without_requests": EL_CSV.rstrip("\n") + ",max_output_tokens,requests\ns,1,1,8,100,3,128,\n",
+    "drain_on_some_rows": EL_CSV.rstrip("\n") + ",max_output_tokens,requests\n"
+                          "s,1,1,8,100,3,128,8\ns,2,1,8,100,3,,\n",
 }
 for name, content in el_csv_bad.items():
     case(f"energylens_fit_{name}", "energylens fit --data {dir}/d.csv --out {dir}/m.json",
