@@ -89,8 +89,9 @@ Dataset from_table(const CsvTable& table, EnergyColumn energy) {
   Dataset data;
   data.source = table.source();
   if (table.rows() == 0) throw Error(fmt::format("{}: no data rows", data.source));
+  data.has_workload = table.has_column("workload");
   for (std::size_t i = 0; i < table.rows(); ++i)
-    data.samples.push_back(parse_row(table.row(i), energy, table.has_column("workload")));
+    data.samples.push_back(parse_row(table.row(i), energy, data.has_workload));
 
   const auto with_inputs =
       std::count_if(data.samples.begin(), data.samples.end(),
@@ -103,7 +104,6 @@ Dataset from_table(const CsvTable& table, EnergyColumn energy) {
                           "cannot mean different things on different rows)");
   }
   data.has_input_tokens = with_inputs > 0;
-  data.has_workload = table.has_column("workload");
   data.has_time = std::all_of(data.samples.begin(), data.samples.end(),
                               [](const Sample& s) { return s.time.has_value(); });
   data.has_run = std::any_of(data.samples.begin(), data.samples.end(),

@@ -49,6 +49,7 @@ ImportResult import_mlenergy(const CsvTable& t) {
     s.power = Watts(row.positive_number("avg_power_all_gpus_W"));
     r.data.samples.push_back(std::move(s));
   }
+  r.data.has_workload = true;
   r.notes = {
       "workload = workload (it refines the scale groups and carries a factor in the scale term); "
       "scenario = workload|gpu|model; batch = max_batch_reqs (max_num_seqs x PP, the configured "
@@ -84,6 +85,7 @@ ImportResult import_tokenpowerbench(const CsvTable& t) {
     const std::string& per_gpu = row.text("per_gpu_power_W");
     if (per_gpu.empty()) row.fail("per_gpu_power_W", "a list gpuN=W;... is required");
     const auto gpus = 1 + std::count(per_gpu.begin(), per_gpu.end(), ';');
+    const auto cap = row.positive_integer("fn_output_len");
     Sample s;
     s.line = row.line();
     // The model column names the model alone (its descriptors); the engine, which changes the
@@ -91,7 +93,7 @@ ImportResult import_tokenpowerbench(const CsvTable& t) {
     s.model = model_name(row.text("model"));
     s.gpu = "NVIDIA H100 NVL";
     s.scenario = fmt::format("tokenpowerbench|{}@{}|gpus={}|max_output={}", s.model,
-                             row.text("engine"), gpus, row.positive_integer("fn_output_len"));
+                             row.text("engine"), gpus, cap);
     s.batch = std::min(row.positive_number("batch_size_field"), requests);
     s.output_tokens = row.positive_number("total_output_tokens") / requests;
     s.energy = Joules(row.positive_number("gpu_energy_J") / requests);
@@ -100,7 +102,7 @@ ImportResult import_tokenpowerbench(const CsvTable& t) {
     s.run = Seconds(row.positive_number("duration_s"));
     s.gpus_metered = static_cast<double>(gpus);
     // A run serves its requests in waves of the batch, each request capped at fn_output_len.
-    s.max_output_tokens = static_cast<double>(row.positive_integer("fn_output_len"));
+    s.max_output_tokens = static_cast<double>(cap);
     s.requests = requests;
     r.data.samples.push_back(std::move(s));
   }
@@ -153,7 +155,6 @@ ImportResult import_dataset(ImportFormat format, const std::filesystem::path& in
       format == ImportFormat::kMlenergyV2 ? import_mlenergy(table) : import_tokenpowerbench(table);
   r.rows_read = table.rows();
   r.data.has_time = true;
-  r.data.has_workload = format == ImportFormat::kMlenergyV2;
   return r;
 }
 

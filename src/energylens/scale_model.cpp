@@ -102,6 +102,7 @@ std::vector<std::string> workload_names(const std::vector<GroupEvidence>& groups
 struct ScaleDesign {
   Eigen::MatrixXd X;
   Eigen::VectorXd unit;
+  std::vector<std::string> workloads;  // the indicators' workloads, in column order
 };
 
 ScaleDesign scale_design(const std::vector<GroupEvidence>& groups) {
@@ -109,7 +110,7 @@ ScaleDesign scale_design(const std::vector<GroupEvidence>& groups) {
   const auto g = static_cast<Eigen::Index>(groups.size());
   const auto descriptors = static_cast<Eigen::Index>(groups.empty() ? 0 : groups.front().x.size());
   const Eigen::Index p = 1 + descriptors + static_cast<Eigen::Index>(workloads.size());
-  ScaleDesign d{Eigen::MatrixXd(g, p), Eigen::VectorXd::Ones(p)};
+  ScaleDesign d{Eigen::MatrixXd(g, p), Eigen::VectorXd::Ones(p), workloads};
   Eigen::MatrixXd& X = d.X;
   for (Eigen::Index i = 0; i < g; ++i) {
     const GroupEvidence& e = groups[static_cast<std::size_t>(i)];
@@ -153,7 +154,7 @@ Eigen::MatrixXd standardised_design(const std::vector<GroupEvidence>& groups) {
 ScaleFit fit_scale(const std::vector<GroupEvidence>& groups, double row_variance, double ridge,
                    std::vector<GroupScale>& per_group, double group_variance) {
   const auto g = static_cast<Eigen::Index>(groups.size());
-  const auto [X, unit] = scale_design(groups);
+  const auto [X, unit, workloads] = scale_design(groups);
   const Eigen::Index p = X.cols();
   Eigen::VectorXd y(g);
   for (Eigen::Index i = 0; i < g; ++i) y(i) = groups[static_cast<std::size_t>(i)].log_scale;
@@ -165,7 +166,7 @@ ScaleFit fit_scale(const std::vector<GroupEvidence>& groups, double row_variance
       unit.asDiagonal() * A.completeOrthogonalDecomposition().pseudoInverse() * unit.asDiagonal();
   const Eigen::VectorXd beta = fit.inverse * (X.transpose() * y);
   fit.intercept = beta(0);
-  fit.workloads = workload_names(groups);
+  fit.workloads = workloads;
   const auto descriptors = p - 1 - static_cast<Eigen::Index>(fit.workloads.size());
   for (Eigen::Index j = 1; j < p; ++j)
     (j <= descriptors ? fit.slopes : fit.workload_effects).push_back(beta(j));
