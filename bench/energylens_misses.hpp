@@ -3,7 +3,9 @@
 // evaluation's random 50-row splits. Each such pair is classed by what separates its two rows, and
 // its predicted log ratio is split among the closed form's terms for every fit of the bag, so
 // that a miss can be traced to the bag's spread or to a term's shape (the scale multiplier is
-// common to a scenario and cancels).
+// common to a scenario and cancels). Where the rows carry power and time, the measured ratio of
+// each miss is split into GPUs, power per GPU and seconds per request, to say which factor of
+// energy = power x time the model gets wrong.
 #pragma once
 
 #include <fmt/format.h>
@@ -12,6 +14,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -93,6 +96,24 @@ inline std::string class_of(const el::Sample& dear, const el::Sample& cheap) {
                                            : "same batch, requests differ";
 }
 
+// A pair's measured log ratio, dearer over cheaper, split into its factors where both rows carry
+// power (of all their GPUs) and time: energy = GPUs x power per GPU x the deployment's seconds per
+// request (energy / power). Of those seconds, time_s / batch is what the decode steps account for
+// (ML.ENERGY's time_s is TPOT x output, so TPOT x output / batch); the rest is time they do not.
+// Measurement outputs, never the model's inputs: they say which factor a term's shape gets wrong.
+enum Factor : std::size_t { kGpus, kPowerPerGpu, kSeconds, kBeyondDecode, kFactors };
+inline const std::array<const char*, kFactors> kFactorNames = {
+    "GPUs", "power per GPU", "seconds per request", "of which beyond time_s / batch"};
+
+inline std::optional<std::array<double, kFactors>> factors_of(const el::Sample& s) {
+  if (!s.power || !s.time) return std::nullopt;
+  const double gpus = s.tp * s.pp * s.dp;
+  const double seconds = s.energy->value() / s.power->value();
+  return std::array<double, kFactors>{std::log(gpus), std::log(s.power->value() / gpus),
+                                      std::log(seconds),
+                                      std::log(seconds * s.batch / s.time->value())};
+}
+
 struct Class {
   std::size_t pairs = 0, missed = 0;
   // Over the misses: the model's pick (the measured dearer row) has the larger batch, more output
@@ -103,6 +124,11 @@ struct Class {
   std::vector<double> measured_ratio, predicted_ratio;  // dearer over cheaper, misses only
   std::array<double, kParts> parts_missed{}, parts_right{};
   std::size_t right = 0;
+  // Over the misses whose rows carry power and time: the factors' log ratios (summed), and how
+  // many the GPU-seconds alone (GPUs x seconds) order as measured, so that the model has the
+  // time wrong; in the others the power per GPU reverses the order.
+  std::array<double, kFactors> factors{};
+  std::size_t factored = 0, time_orders = 0;
 };
 
 inline std::string share(std::size_t k, std::size_t n) {
@@ -175,10 +201,29 @@ class Diagnosis {
         row.push_back(fmt::format("{:+.3f}", total / static_cast<double>(n)));
         p.add_row(row);
       }
-    return summary + t.render_markdown() + "\n" + p.render_markdown();
+    return summary + t.render_markdown() + "\n" + p.render_markdown() + render_factors();
   }
 
  private:
+  std::string render_factors() const {
+    std::vector<std::string> header = {"misses with power and time, mean measured log ratio",
+                                       "pairs"};
+    for (const char* name : kFactorNames) header.push_back(name);
+    header.push_back("GPU-seconds order it as measured (time wrong) %");
+    kareus::TextTable f(header);
+    bool any = false;
+    for (const auto& [name, c] : classes_) {
+      if (c.factored == 0) continue;
+      any = true;
+      std::vector<std::string> row = {name, std::to_string(c.factored)};
+      for (double v : c.factors)
+        row.push_back(fmt::format("{:+.3f}", v / static_cast<double>(c.factored)));
+      row.push_back(share(c.time_orders, c.factored));
+      f.add_row(row);
+    }
+    return any ? "\n" + f.render_markdown() : "";
+  }
+
   void add_pair(const el::Dataset& d, std::size_t dear, std::size_t cheap,
                 const std::map<std::size_t, double>& predicted,
                 const std::map<std::size_t, std::vector<std::array<double, kParts>>>& row_parts,
@@ -212,6 +257,11 @@ class Diagnosis {
     c.more_output += a.output_tokens > b.output_tokens;
     c.longer_run += a.run && b.run && a.run->value() > b.run->value();
     c.larger_tp += a.tp * a.pp > b.tp * b.pp;
+    if (const auto fa = factors_of(a), fb = factors_of(b); fa && fb) {
+      for (std::size_t k = 0; k < kFactors; ++k) c.factors[k] += (*fa)[k] - (*fb)[k];
+      ++c.factored;
+      c.time_orders += (*fa)[kGpus] + (*fa)[kSeconds] > (*fb)[kGpus] + (*fb)[kSeconds];
+    }
     c.single_right += fits[0]->predict_single(a).value() > fits[0]->predict_single(b).value();
     for (const el::EnergyModel* f : fits)
       c.members_right += f->predict_single(a).value() > f->predict_single(b).value();
