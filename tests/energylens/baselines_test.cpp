@@ -12,7 +12,8 @@ namespace kareus::energylens {
 namespace {
 
 // The two tree kinds share their features; the forest is left out because on these few uniform
-// rows XGBoost's forest grows no split at all (it predicts one value with or without the columns).
+// rows its single round, started at XGBoost's base_score 0.5, grows no split at all (it predicts
+// one value with or without the columns; docs/benchmarks/energylens.md, fifteenth step).
 std::vector<std::unique_ptr<Predictor>> baselines() {
   const std::vector<std::string> scale_by = {"model", "gpu"};
   std::vector<std::unique_ptr<Predictor>> out;
