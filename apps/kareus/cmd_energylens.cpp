@@ -286,6 +286,23 @@ el::Dataset read_candidates(const el::EnergyModel& m, const std::string& path) {
   return d;
 }
 
+// A model fitted on drained runs predicts candidates without the drain columns in steady state,
+// which none of its training rows was measured in: said once per command, not guessed away.
+std::vector<std::string> candidate_notes(const el::EnergyModel& m, const el::Dataset& d) {
+  std::vector<std::string> notes;
+  if (m.drained && !d.has_drain)
+    notes.push_back(fmt::format(
+        "{}: the model was fitted on runs with max_output_tokens and requests (the run's drain) "
+        "and the candidates give neither, so they are predicted in steady state, without a "
+        "drain; give both columns to predict runs like the training ones",
+        d.source));
+  return notes;
+}
+
+void warn(const std::vector<std::string>& notes) {
+  for (const auto& n : notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+}
+
 void add_predict(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("predict", "Predict energy per request for configurations");
   auto model = std::make_shared<std::string>();
@@ -324,14 +341,17 @@ void add_predict(CLI::App& parent) {
     }
     const bool scored = measured.size() == d.samples.size();
     const double mape = scored ? el::mape_percent(measured, predicted) : 0.0;
+    const std::vector<std::string> notes = candidate_notes(m, d);
     if (*json) {
       emit(Json{{"rows", rows},
                 {"interval_coverage", el::kIntervalCoverage},
-                {"mape_percent", scored ? Json(mape) : Json(nullptr)}}
+                {"mape_percent", scored ? Json(mape) : Json(nullptr)},
+                {"notes", notes}}
                .dump(2) +
            "\n");
       return;
     }
+    warn(notes);
     emit(t.render() + (scored ? fmt::format("MAPE {:.1f} %\n", mape) : ""));
   });
 }
@@ -420,7 +440,13 @@ void add_select(CLI::App& parent) {
         text += "latency-optimal: unknown (candidates have no time_s)\n";
       text += "\n";
     }
-    emit(*json ? Json{{"scenarios", out}}.dump(2) + "\n" : text);
+    const std::vector<std::string> notes = candidate_notes(m, d);
+    if (*json) {
+      emit(Json{{"scenarios", out}, {"notes", notes}}.dump(2) + "\n");
+      return;
+    }
+    warn(notes);
+    emit(text);
   });
 }
 

@@ -551,6 +551,7 @@ Json EnergyModel::to_json() const {
               {"scales", groups},
               {"train_loss", train_loss},
               {"train_rows", train_rows},
+              {"drained", drained},
               {"bootstrap", replicate_json},
               {"bags", bags},
               {"interval_calibration", calibration.to_json()},
@@ -650,6 +651,7 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
   if (v.contains("pooling_weight"))
     m.pooling_weight = v.at("pooling_weight").as_non_negative_number();
   m.train_rows = static_cast<std::size_t>(v.integer_or("train_rows", 0));
+  m.drained = v.bool_or("drained", false);  // models saved before the drain columns had none
   if (v.contains("bootstrap")) {
     const JsonValue reps = v.at("bootstrap");
     for (std::size_t i = 0; i < reps.size(); ++i) m.replicates.push_back(from_json(reps.at(i)));
@@ -707,6 +709,8 @@ EnergyModel fit_single_model(const std::vector<Sample>& rows, const FitOptions& 
   model.scale_by = options.scale_by;
   model.descriptors = options.descriptors;
   model.train_rows = rows.size();
+  model.drained =
+      std::any_of(rows.begin(), rows.end(), [](const Sample& s) { return s.requests.has_value(); });
   double best = std::numeric_limits<double>::infinity();
   for (int r = 0; r < options.restarts; ++r) {
     const Params p = r == 0 ? fixed_start(problem) : start_from(problem, random_start(rng));

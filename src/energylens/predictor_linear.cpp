@@ -2,6 +2,7 @@
 #include <cmath>
 #include <map>
 
+#include "baseline_features.hpp"
 #include "kareus/energylens/predictors.hpp"
 
 namespace kareus::energylens {
@@ -15,6 +16,7 @@ class PerBatchLinear final : public Predictor {
   void fit(const std::vector<Sample>& train) override {
     groups_.clear();
     for (const Sample& s : train) groups_.emplace(scale_group_key(s, scale_by_), groups_.size());
+    columns_ = BaselineColumns::of(train);
     std::map<double, std::vector<const Sample*>> by_batch;
     for (const Sample& s : train) by_batch[s.batch].push_back(&s);
     weights_.clear();
@@ -47,7 +49,14 @@ class PerBatchLinear final : public Predictor {
   }
 
  private:
-  Eigen::Index columns() const { return 5 + static_cast<Eigen::Index>(groups_.size()); }
+  // Intercept, log TP, PP, output and input tokens; log cap and requests with the drain; one
+  // indicator per workload and per scale group seen in training.
+  Eigen::Index drain_columns() const { return columns_.drain ? 2 : 0; }
+  Eigen::Index first_workload() const { return 5 + drain_columns(); }
+  Eigen::Index first_group() const {
+    return first_workload() + static_cast<Eigen::Index>(columns_.workloads.size());
+  }
+  Eigen::Index columns() const { return first_group() + static_cast<Eigen::Index>(groups_.size()); }
 
   Eigen::VectorXd row(const Sample& s) const {
     Eigen::VectorXd r = Eigen::VectorXd::Zero(columns());
@@ -56,13 +65,22 @@ class PerBatchLinear final : public Predictor {
     r(2) = std::log(s.pp);
     r(3) = std::log(s.output_tokens);
     r(4) = std::log(s.input_tokens.value_or(1.0));
+    if (columns_.drain) {
+      // A row without the columns is read as one wave capped at its own output: no drain, as
+      // the closed form reads it.
+      r(5) = std::log(s.max_output_tokens.value_or(s.output_tokens));
+      r(6) = std::log(s.requests.value_or(s.batch * s.dp));
+    }
+    if (const auto w = columns_.workloads.find(s.workload); w != columns_.workloads.end())
+      r(first_workload() + static_cast<Eigen::Index>(w->second)) = 1.0;
     const auto g = groups_.find(scale_group_key(s, scale_by_));
-    if (g != groups_.end()) r(5 + static_cast<Eigen::Index>(g->second)) = 1.0;
+    if (g != groups_.end()) r(first_group() + static_cast<Eigen::Index>(g->second)) = 1.0;
     return r;
   }
 
   std::vector<std::string> scale_by_;
   std::map<std::string, std::size_t> groups_;
+  BaselineColumns columns_;
   std::map<double, Eigen::VectorXd> weights_;
 };
 

@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 
+#include "baseline_features.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/energylens/predictors.hpp"
 #include "kareus/xgb/booster.hpp"
@@ -22,6 +23,7 @@ class XgbPredictor final : public Predictor {
     groups_.clear();
     for (const Sample& s : train)
       groups_.emplace(scale_group_key(s, scale_by_), static_cast<float>(groups_.size()));
+    columns_ = BaselineColumns::of(train);
     std::vector<double> label;
     for (const Sample& s : train) label.push_back(std::log(s.energy->value()));
     xgb::BoosterParams params;
@@ -57,13 +59,23 @@ class XgbPredictor final : public Predictor {
   xgb::FeatureMatrix features(const std::vector<Sample>& rows) const {
     xgb::FeatureMatrix x;
     x.rows = rows.size();
-    x.cols = 6;
+    // tp, pp, batch, output and input tokens, the scale group's code; the cap and the requests
+    // with the drain; the workload's code with a workload column. Missing values are NaN, which
+    // the trees route by their learned default.
+    x.cols = 6 + (columns_.drain ? 2 : 0) + (columns_.workloads.empty() ? 0 : 1);
     const float nan = std::numeric_limits<float>::quiet_NaN();
     for (const Sample& s : rows) {
       const auto g = groups_.find(scale_group_key(s, scale_by_));
       for (double v : {s.tp, s.pp, s.batch, s.output_tokens, s.input_tokens.value_or(nan)})
         x.values.push_back(static_cast<float>(v));
       x.values.push_back(g == groups_.end() ? nan : g->second);
+      if (columns_.drain)
+        for (const auto& v : {s.max_output_tokens, s.requests})
+          x.values.push_back(v ? static_cast<float>(*v) : nan);
+      if (!columns_.workloads.empty()) {
+        const auto w = columns_.workloads.find(s.workload);
+        x.values.push_back(w == columns_.workloads.end() ? nan : static_cast<float>(w->second));
+      }
     }
     return x;
   }
@@ -72,6 +84,7 @@ class XgbPredictor final : public Predictor {
   std::vector<std::string> scale_by_;
   std::uint64_t seed_;
   std::map<std::string, float> groups_;
+  BaselineColumns columns_;
   std::optional<xgb::Booster> booster_;
 };
 

@@ -69,11 +69,23 @@ bool within(double x, double reference) {
   return x <= reference * (1.0 + kRecoveryTolerance) + kRecoveryFloor;
 }
 
+// The groups whose multipliers both forms get. The hand-written form's descriptor scale carries a
+// factor per workload, fitted together with its exponents (without it they misstate its level),
+// and discovery has no workload variable: so both are compared with a multiplier per workload at
+// least, which absorbs the factor, and neither gets what the other lacks. The groups of
+// --scale-by already split by workload unless it is none.
+detail::ScaleGroups comparison_groups(const Dataset& rows, const DiscoverOptions& options) {
+  return detail::ScaleGroups(rows.samples, [&](const Sample& s) {
+    const std::string key = scale_group_key(s, options.scale_by);
+    return key.empty() ? s.workload : key;
+  });
+}
+
 }  // namespace
 
 RecoveryVerdict compare_with_closed_form(const Dataset& rows, const DiscoverResult& result,
                                          const DiscoverOptions& options) {
-  const detail::ScaleGroups groups(rows.samples, options.scale_by);
+  const detail::ScaleGroups groups = comparison_groups(rows, options);
   std::vector<double> energy;
   for (const Sample& s : rows.samples) energy.push_back(s.energy->value());
   const Fitted hand =

@@ -23,10 +23,14 @@ struct ScaleGroups {
   std::vector<std::size_t> start;
   std::vector<std::size_t> slot;
 
-  ScaleGroups(const std::vector<Sample>& rows, const std::vector<std::string>& scale_by) {
+  ScaleGroups(const std::vector<Sample>& rows, const std::vector<std::string>& scale_by)
+      : ScaleGroups(rows, [&](const Sample& s) { return scale_group_key(s, scale_by); }) {}
+
+  template <class Key>
+  ScaleGroups(const std::vector<Sample>& rows, Key key) {
     std::map<std::string, std::size_t> index;
     for (const Sample& s : rows) {
-      auto [it, inserted] = index.emplace(scale_group_key(s, scale_by), names.size());
+      auto [it, inserted] = index.emplace(key(s), names.size());
       if (inserted) names.push_back(it->first);
       of_row.push_back(it->second);
     }

@@ -2,12 +2,14 @@
 // output, and rows the catalogues cannot describe are refused before anything is printed.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "common/run_cli.hpp"
 #include "kareus/core/json.hpp"
+#include "kareus/energylens/closed_form.hpp"
 
 namespace kareus {
 namespace {
@@ -137,6 +139,101 @@ TEST(EnergyLensCli, RawDatasetsAreSentToImportWithTheirFormat) {
            {"energylens fit --data " + tpb.string(),
             "`kareus energylens import --format tokenpowerbench " + tpb.string()}})
     testing::expect_rejected(kBinary, c);
+}
+
+// Candidates run one wave of 16 requests capped at 400 tokens, or in steady state (no drain
+// columns), each producing 200 tokens. The model is fitted on drained runs.
+struct DrainFiles {
+  fs::path model = fs::temp_directory_path() / "kareus_el_cli_drain_model.json";
+  fs::path drained = fs::temp_directory_path() / "kareus_el_cli_drain_cand.csv";
+  fs::path steady = fs::temp_directory_path() / "kareus_el_cli_steady_cand.csv";
+
+  DrainFiles() {
+    const fs::path train = fs::temp_directory_path() / "kareus_el_cli_drain_train.csv";
+    std::ofstream out(train);
+    out << "scenario,tp,pp,batch,output_tokens,energy_j,max_output_tokens,requests\n";
+    // Energy per request follows the run's decode steps: waves x cap x batch / requests.
+    for (double batch : {1.0, 4.0, 16.0, 64.0})
+      for (double waves : {1.0, 2.5, 4.0}) {
+        const double requests = std::ceil(waves * batch);
+        const double steps = std::ceil(requests / batch) * 400.0 * batch / requests;
+        out << "s,"
+            << "1,1," << batch << ",200," << 0.5 * steps / std::sqrt(batch) + 3.0 << ",400,"
+            << requests << "\n";
+      }
+    out.close();
+    EXPECT_EQ(testing::run_cli(kBinary,
+                               "energylens fit --descriptors off --scale-by none "
+                               "--bags 1 --data " +
+                                   train.string() + " --out " + model.string())
+                  .exit_code,
+              0);
+    std::ofstream(drained) << "scenario,tp,pp,batch,output_tokens,max_output_tokens,requests\n"
+                              "c,1,1,16,200,400,16\nc,1,1,4,200,400,4\n";
+    std::ofstream(steady) << "scenario,tp,pp,batch,output_tokens\nc,1,1,16,200\nc,1,1,4,200\n";
+  }
+
+  Json run(const std::string& command, const fs::path& candidates, std::string* err) const {
+    const auto r = testing::run_cli(
+        kBinary, "energylens " + command + " --json --fit " + model.string() +
+                     (command == "select" ? " --candidates " : " --data ") + candidates.string());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    if (err != nullptr) *err = r.err;
+    return Json::parse(r.out);
+  }
+};
+
+// Candidates that give the drain columns are predicted with the run's drain: the per-step terms
+// count the wave's 400 steps instead of the request's 200 tokens, so a drained candidate costs
+// the closed form's ratio more than the same configuration in steady state.
+TEST(EnergyLensCli, CandidatesWithTheDrainColumnsArePredictedWithTheirDrain) {
+  const DrainFiles f;
+  const Json model = Json::parse(std::ifstream(f.model));
+  EXPECT_TRUE(model["drained"].get<bool>());
+  energylens::Params p{};
+  for (std::size_t k = 0; k < energylens::kParams; ++k)
+    p[k] = model["params"][std::string(energylens::parameter_info()[k].name)];
+  energylens::Features x;
+  x.batch = 16.0;
+  x.output_tokens = 200.0;
+  const double steady = energylens::closed_form(p, x);
+  x.drain_tokens = 200.0;  // one wave: 400 steps for every request, 200 more than its output
+  const double factor = energylens::closed_form(p, x) / steady;
+  EXPECT_GT(factor, 1.2);
+
+  const Json drained = f.run("predict", f.drained, nullptr);
+  const Json plain = f.run("predict", f.steady, nullptr);
+  const double ratio = drained["rows"][0]["predicted_energy_j"].get<double>() /
+                       plain["rows"][0]["predicted_energy_j"].get<double>();
+  EXPECT_NEAR(ratio, factor, 1e-9 * factor);
+  // select ranks the same predictions.
+  const Json selected = f.run("select", f.drained, nullptr);
+  for (const auto& r : selected["scenarios"][0]["ranking"]) {
+    if (r["line"] != 2) continue;
+    EXPECT_DOUBLE_EQ(r["predicted_energy_j"].get<double>(),
+                     drained["rows"][0]["predicted_energy_j"].get<double>());
+  }
+  EXPECT_TRUE(drained["notes"].empty());
+}
+
+// A model fitted on drained runs asked about candidates without the columns predicts them in
+// steady state, and says so once, on stderr for text and in the JSON's notes, not both.
+TEST(EnergyLensCli, SteadyStateCandidatesOfADrainedFitAreNoted) {
+  const DrainFiles f;
+  for (const char* command : {"predict", "select"}) {
+    std::string err;
+    const Json j = f.run(command, f.steady, &err);
+    ASSERT_EQ(j["notes"].size(), 1u) << command;
+    EXPECT_NE(j["notes"][0].get<std::string>().find("predicted in steady state"),
+              std::string::npos);
+    EXPECT_EQ(err, "") << command;
+    const auto text = testing::run_cli(
+        kBinary, std::string("energylens ") + command + " --fit " + f.model.string() +
+                     (command == std::string("select") ? " --candidates " : " --data ") +
+                     f.steady.string());
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_EQ(text.err, "note: " + j["notes"][0].get<std::string>() + "\n") << command;
+  }
 }
 
 }  // namespace

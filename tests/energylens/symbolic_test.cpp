@@ -80,6 +80,30 @@ TEST(EnergyLensSymbolic, FindsADescriptorDependenceAcrossModels) {
 // Energy proportional to (TP + 1): no power of TP, and no sum of the closed form's terms (the
 // TP overhead carries no output tokens), reproduces it; discovery finds it and must not claim
 // to have recovered the closed form.
+// Rows of the closed form with its descriptor scale, the image workload at three times the text
+// one's energy. Searched with one scale group, the hand-written form is compared as fitted, its
+// workload factor included (a multiplier per workload for both forms): it leaves only the rows'
+// 1 % noise, not the factor it was fitted with (45 % when the comparison dropped it).
+TEST(EnergyLensSymbolic, ComparesTheClosedFormWithItsWorkloadFactors) {
+  const Dataset grid = testing::descriptor_grid(testing::shape(), testing::kKappa, 0.0, 0.01, 9);
+  Dataset d = grid;
+  d.samples.clear();
+  d.has_workload = true;
+  for (const auto& [workload, factor] : {std::pair{"text", 1.0}, {"image", 3.0}})
+    for (Sample s : grid.samples) {
+      s.workload = workload;
+      s.scenario += std::string("|") + workload;
+      s.energy = *s.energy * factor;
+      d.samples.push_back(s);
+    }
+  attach_descriptors(d);
+  DiscoverOptions o;
+  o.descriptors = true;
+  o.scale_by = {};
+  const RecoveryVerdict v = compare_with_closed_form(d, DiscoverResult{}, o);
+  EXPECT_LT(v.closed_form_rms, 0.05);
+}
+
 TEST(EnergyLensSymbolic, ReportsNoRecoveryOnDataOfAnotherForm) {
   const DiscoverResult r =
       discover_on([](const Sample& s) { return 0.5 * s.output_tokens * (s.tp + 1.0) / s.batch; });

@@ -118,6 +118,9 @@ struct EnergyModel {
   std::map<std::string, double> scale_log_variances;
   double train_loss = 0.0;
   std::size_t train_rows = 0;
+  // The training rows gave the run's drain (max_output_tokens and requests): a row without them
+  // is then predicted in steady state, which none of the training rows was measured in.
+  bool drained = false;
   int restarts_converged = 0;
   // sigma^2 / tau^2 the shape was fitted with under FitOptions::pooling; 0: unpooled.
   double pooling_weight = 0.0;

@@ -24,14 +24,16 @@ class Predictor {
 std::unique_ptr<Predictor> make_energylens(const FitOptions& options);
 
 enum class TreeKind { kRandomForest, kGradientBoosting };
-// Trees see tp, pp, batch, tokens and the scale group (model/GPU) as a categorical code, the
-// same information EnergyLens gets; they are trained on log energy so that relative errors
-// count as in the other models.
+// Trees see tp, pp, batch, tokens and the scale group (model/GPU) as a categorical code, and,
+// where the training rows carry them, the run's drain (max_output_tokens, requests) and the
+// workload as a code: the same information EnergyLens gets. They are trained on log energy so
+// that relative errors count as in the other models.
 std::unique_ptr<Predictor> make_xgboost(TreeKind kind, std::vector<std::string> scale_by,
                                         std::uint64_t seed);
 
 // One ridge regression of log energy per batch size seen in training, on log TP, log PP, log
-// tokens and the scale group; a batch size not seen in training uses the nearest one (log scale).
+// tokens, the scale group and, where the training rows carry them, log max_output_tokens, log
+// requests and the workload; a batch size not seen in training uses the nearest one (log scale).
 std::unique_ptr<Predictor> make_per_batch_linear(std::vector<std::string> scale_by);
 
 // Ranks by measured time per request (the latency-optimal choice); needs time_s on every row.

@@ -375,6 +375,21 @@ for name, content in model_bad.items():
          files=dict(DATA, **{"m.json": content}))
 case("energylens_select_missing", "energylens select --fit {dir}/m.json --candidates "
      "{dir}/none.csv", "none.csv", files={"m.json": json.dumps(MODEL)})
+# Candidates' drain columns are checked as a training CSV's are.
+CAND = "scenario,tp,pp,batch,output_tokens,max_output_tokens,requests\n"
+candidate_bad = {
+    "zero_cap": (CAND + "s,1,1,8,100,0,8\n", "max_output_tokens"),
+    "fractional_requests": (CAND + "s,1,1,8,100,128,8.5\n", "requests"),
+    "requests_below_batch": (CAND + "s,1,1,8,100,128,4\n", "requests"),
+    "cap_without_requests": (CAND + "s,1,1,8,100,128,\n", "requests"),
+    "drain_on_some_rows": (CAND + "s,1,1,8,100,128,8\ns,2,1,8,100,,\n", "requests"),
+}
+for name, (content, column) in candidate_bad.items():
+    for command in ("select", "predict"):
+        flag = "--candidates" if command == "select" else "--data"
+        case(f"energylens_{command}_{name}", f"energylens {command} --fit {{dir}}/m.json "
+             f"{flag} {{dir}}/c.csv", ["c.csv", column],
+             files={"m.json": json.dumps(MODEL), "c.csv": content})
 
 # Output paths: refused before any work (no store created, no search run), nothing written.
 TPB = ("file,engine,model,model_tag,batch_size_field,fn_batch,fn_output_len,timestamp,entry,"
