@@ -3,6 +3,8 @@
 #include <map>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "baseline_features.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/energylens/predictors.hpp"
@@ -32,12 +34,21 @@ class XgbPredictor final : public Predictor {
     params.min_child_weight = 1.0;
     if (kind_ == TreeKind::kRandomForest) {
       // Breiman-style forest as XGBoost documents it: one round of parallel trees, eta 1,
-      // row and column subsampling.
+      // row and column subsampling. Its single round starts from base_score, which XGBoost 1.7
+      // leaves at 0.5 while log energies are 3-8, and lambda 1 pulls a leaf of n rows only
+      // n / (n + 1) of the way to its rows: started from 0.5 that shrinks every prediction
+      // toward 0.5 J. Starting from the labels' mean with no leaf penalty makes each tree's leaf
+      // its rows' mean, as in a Breiman forest.
       params.rounds = 1;
       params.eta = 1.0;
       params.max_depth = 8;
       params.subsample = 0.632;
-      params.extra = {{"num_parallel_tree", "100"}, {"colsample_bynode", "0.8"}};
+      double mean = 0;
+      for (double y : label) mean += y / static_cast<double>(label.size());
+      params.extra = {{"num_parallel_tree", "100"},
+                      {"colsample_bynode", "0.8"},
+                      {"base_score", fmt::format("{}", mean)},
+                      {"lambda", "0"}};
     } else {
       // Boosting with common defaults for small data.
       params.rounds = 200;

@@ -11,13 +11,11 @@
 namespace kareus::energylens {
 namespace {
 
-// The two tree kinds share their features; the forest is left out because on these few uniform
-// rows its single round, started at XGBoost's base_score 0.5, grows no split at all (it predicts
-// one value with or without the columns; docs/benchmarks/energylens.md, fifteenth step).
 std::vector<std::unique_ptr<Predictor>> baselines() {
   const std::vector<std::string> scale_by = {"model", "gpu"};
   std::vector<std::unique_ptr<Predictor>> out;
   out.push_back(make_xgboost(TreeKind::kGradientBoosting, scale_by, 7));
+  out.push_back(make_xgboost(TreeKind::kRandomForest, scale_by, 7));
   out.push_back(make_per_batch_linear(scale_by));
   return out;
 }
@@ -78,6 +76,21 @@ TEST(EnergyLensBaselines, ReadTheWorkloadOfAnUnseenGroup) {
     const std::vector<double> e = p->predict(probe);
     EXPECT_GT(e[0] / e[1], 1.5) << p->name();
   }
+}
+
+// Every row costs the same: a forest's trees have nothing to split on, so it must predict that
+// cost. Started from XGBoost 1.7's base_score of 0.5 with a leaf penalty, its one round lands
+// well below it (predictor_xgboost.cpp).
+TEST(EnergyLensBaselines, ForestPredictsTheLevelOfUniformRows) {
+  std::vector<Sample> train;
+  for (double batch : {1.0, 2.0, 4.0, 8.0, 16.0, 32.0}) {
+    Sample s = workload_row("m", "text", 1000.0);
+    s.batch = batch;
+    train.push_back(s);
+  }
+  const auto forest = make_xgboost(TreeKind::kRandomForest, {"model", "gpu"}, 7);
+  forest->fit(train);
+  EXPECT_NEAR(forest->predict({train.front()})[0], 1000.0, 1.0);
 }
 
 }  // namespace
