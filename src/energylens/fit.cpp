@@ -476,12 +476,26 @@ Joules EnergyModel::predict_single(const Sample& s) const {
   return Joules(scale_of(s) * closed_form(params, features(s)));
 }
 
+std::vector<double> EnergyModel::member_log_predictions(const Sample& s) const {
+  std::vector<double> logs = {std::log(predict_single(s).value())};
+  for (std::size_t b = 0; b + 1 < static_cast<std::size_t>(bags); ++b)
+    logs.push_back(std::log(replicates[b].predict_single(s).value()));
+  return logs;
+}
+
 Joules EnergyModel::predict(const Sample& s) const {
   if (bags <= 1) return predict_single(s);
-  double logs = std::log(predict_single(s).value());
-  for (std::size_t b = 0; b + 1 < static_cast<std::size_t>(bags); ++b)
-    logs += std::log(replicates[b].predict_single(s).value());
+  double logs = 0.0;
+  for (double x : member_log_predictions(s)) logs += x;
   return Joules(std::exp(logs / bags));
+}
+
+bool EnergyModel::members_disagree(const Sample& a, const Sample& b) const {
+  const std::vector<double> la = member_log_predictions(a), lb = member_log_predictions(b);
+  const bool bag_says_a = predict(a) < predict(b);
+  for (std::size_t i = 0; i < la.size(); ++i)
+    if ((la[i] < lb[i]) != bag_says_a) return true;
+  return false;
 }
 
 Interval EnergyModel::interval(const Sample& s) const {
@@ -552,6 +566,7 @@ Json EnergyModel::to_json() const {
               {"train_loss", train_loss},
               {"train_rows", train_rows},
               {"drained", drained},
+              {"training_ranges", ranges_to_json(ranges)},
               {"bootstrap", replicate_json},
               {"bags", bags},
               {"interval_calibration", calibration.to_json()},
@@ -652,6 +667,8 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
     m.pooling_weight = v.at("pooling_weight").as_non_negative_number();
   m.train_rows = static_cast<std::size_t>(v.integer_or("train_rows", 0));
   m.drained = v.bool_or("drained", false);  // models saved before the drain columns had none
+  // Models saved before the ranges were kept have none: their candidates are not checked.
+  if (const auto r = v.find("training_ranges"); r && !r->is_null()) m.ranges = ranges_from_json(*r);
   if (v.contains("bootstrap")) {
     const JsonValue reps = v.at("bootstrap");
     for (std::size_t i = 0; i < reps.size(); ++i) m.replicates.push_back(from_json(reps.at(i)));
@@ -711,6 +728,7 @@ EnergyModel fit_single_model(const std::vector<Sample>& rows, const FitOptions& 
   model.train_rows = rows.size();
   model.drained =
       std::any_of(rows.begin(), rows.end(), [](const Sample& s) { return s.requests.has_value(); });
+  model.ranges = training_ranges(rows);
   double best = std::numeric_limits<double>::infinity();
   for (int r = 0; r < options.restarts; ++r) {
     const Params p = r == 0 ? fixed_start(problem) : start_from(problem, random_start(rng));

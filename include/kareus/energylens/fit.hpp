@@ -25,6 +25,7 @@
 #include "kareus/energylens/closed_form.hpp"
 #include "kareus/energylens/dataset.hpp"
 #include "kareus/energylens/descriptors.hpp"
+#include "kareus/energylens/ranges.hpp"
 #include "kareus/energylens/scale_model.hpp"
 
 namespace kareus::energylens {
@@ -121,6 +122,9 @@ struct EnergyModel {
   // The training rows gave the run's drain (max_output_tokens and requests): a row without them
   // is then predicted in steady state, which none of the training rows was measured in.
   bool drained = false;
+  // Each input's span over the training rows; empty for a model file saved before they were kept,
+  // whose candidates are then not checked for extrapolation.
+  std::vector<TrainedRange> ranges;
   int restarts_converged = 0;
   // sigma^2 / tau^2 the shape was fitted with under FitOptions::pooling; 0: unpooled.
   double pooling_weight = 0.0;
@@ -136,6 +140,15 @@ struct EnergyModel {
   double scale_of(const Sample& s, double* log_variance = nullptr) const;
   // The bag's geometric mean (the single fit's prediction when bags is 1).
   Joules predict(const Sample& s) const;
+  // The log predictions of the bag's members: this fit's, then the first bags - 1 replicates'.
+  std::vector<double> member_log_predictions(const Sample& s) const;
+  // Some member of the bag predicts `b` at most as much energy as `a` although the bag predicts
+  // more: the order the bag gives them is not one its fits agree on.
+  bool members_disagree(const Sample& a, const Sample& b) const;
+  // The inputs of `s` outside the training rows' ranges (none when the model has no ranges).
+  std::vector<OutOfRange> outside_training_range(const Sample& s) const {
+    return outside_ranges(ranges, s);
+  }
   // This fit's own prediction, whatever the bag.
   Joules predict_single(const Sample& s) const;
   // Where the measurement should fall with probability kIntervalCoverage: the row noise, the
