@@ -81,7 +81,7 @@ struct FitArgs {
                     "runs (run_s: metered power still rising at the start); off: the paper's form")
         ->check(CLI::IsMember({"on", "off"}));
     cmd->add_option("--bags", bags,
-                    "predict with the geometric mean of this many fits: the fit to all rows and "
+                    "predict with the median of this many fits: the fit to all rows and "
                     "bags - 1 fits to bootstrap resamples of them (seeded by --seed); 1: the "
                     "single fit");
     cmd->add_option("--pooling", pooling,
@@ -204,14 +204,14 @@ void add_fit(CLI::App& parent) {
       emit(j.dump(2) + "\n");
       return;
     }
-    std::string text = fmt::format(
-        "fitted on {} rows ({} loss{}, {} scale groups), training MAPE {:.1f} %{}\n{}",
-        d.samples.size(), el::loss_name(m.loss),
-        m.loss == el::Loss::kHuber
-            ? fmt::format(" with threshold {:.4g} in log energy", m.huber_threshold)
-            : "",
-        m.scales.size(), mape,
-        m.bags > 1 ? fmt::format(" (geometric mean of {} fits)", m.bags) : "", params_text(m));
+    std::string text =
+        fmt::format("fitted on {} rows ({} loss{}, {} scale groups), training MAPE {:.1f} %{}\n{}",
+                    d.samples.size(), el::loss_name(m.loss),
+                    m.loss == el::Loss::kHuber
+                        ? fmt::format(" with threshold {:.4g} in log energy", m.huber_threshold)
+                        : "",
+                    m.scales.size(), mape,
+                    m.bags > 1 ? fmt::format(" (median of {} fits)", m.bags) : "", params_text(m));
     if (!d.has_input_tokens)
       text += "input tokens not reported: a_p is J per request, absorbing the mean prompt length\n";
     if (m.descriptors) {
@@ -269,7 +269,7 @@ struct BaggingArg {
   std::string bagging = "on";
   void add(CLI::App* cmd) {
     cmd->add_option("--bagging", bagging,
-                    "on: a model fitted with --bags predicts the geometric mean of its fits; off: "
+                    "on: a model fitted with --bags predicts the median of its fits; off: "
                     "its fit to all rows alone")
         ->check(CLI::IsMember({"on", "off"}));
   }

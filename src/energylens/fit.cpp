@@ -485,9 +485,14 @@ std::vector<double> EnergyModel::member_log_predictions(const Sample& s) const {
 
 Joules EnergyModel::predict(const Sample& s) const {
   if (bags <= 1) return predict_single(s);
-  double logs = 0.0;
-  for (double x : member_log_predictions(s)) logs += x;
-  return Joules(std::exp(logs / bags));
+  std::vector<double> logs = member_log_predictions(s);
+  // The median, not the mean: a resample with few rows where a term matters leaves its exponent
+  // free, and the fits that run away there must not carry the bag with them (docs/energylens.md).
+  const auto mid = logs.begin() + static_cast<long>(logs.size() / 2);
+  std::nth_element(logs.begin(), mid, logs.end());
+  double median = *mid;
+  if (logs.size() % 2 == 0) median = 0.5 * (median + *std::max_element(logs.begin(), mid));
+  return Joules(std::exp(median));
 }
 
 bool EnergyModel::members_disagree(const Sample& a, const Sample& b) const {

@@ -75,8 +75,8 @@ struct FitOptions {
   // leaves ML.ENERGY (steady state, no run_s) unchanged (docs/benchmarks/energylens.md).
   bool run_start_term = true;
   // Point predictions from this many fits: the fit to all rows and bags - 1 fits to bootstrap
-  // resamples of them (seeded by `seed`), combined as the geometric mean (mean of the log
-  // predictions). 1: the single fit. The resamples' fits are also the model's replicates. The
+  // resamples of them (seeded by `seed`), combined as the median of their
+  // predictions. 1: the single fit. The resamples' fits are also the model's replicates. The
   // CLI and the benchmark use kDefaultBags; 1 here keeps the building block (and the tests that
   // check it) at the cost of one fit.
   int bags = 1;
@@ -130,7 +130,7 @@ struct EnergyModel {
   double pooling_weight = 0.0;
   // Fits to bootstrap resamples of the training rows (bootstrap.hpp); empty unless asked for.
   std::vector<EnergyModel> replicates;
-  // The point prediction is the geometric mean of this fit and the first bags - 1 replicates.
+  // The point prediction is the median of this fit's and the first bags - 1 replicates'.
   int bags = 1;
   // The bag's interval multipliers from its out-of-bag residuals (calibration.hpp).
   IntervalCalibration calibration;
@@ -138,7 +138,7 @@ struct EnergyModel {
   // A training group's multiplier, else the scale term's (1 without descriptors); the variance
   // of its logarithm goes to `log_variance` when given.
   double scale_of(const Sample& s, double* log_variance = nullptr) const;
-  // The bag's geometric mean (the single fit's prediction when bags is 1).
+  // The median of the bag's members' predictions (the single fit's when bags is 1).
   Joules predict(const Sample& s) const;
   // The log predictions of the bag's members: this fit's, then the first bags - 1 replicates'.
   std::vector<double> member_log_predictions(const Sample& s) const;
