@@ -483,21 +483,28 @@ std::vector<double> EnergyModel::member_log_predictions(const Sample& s) const {
   return logs;
 }
 
-Joules EnergyModel::predict(const Sample& s) const {
-  if (bags <= 1) return predict_single(s);
-  std::vector<double> logs = member_log_predictions(s);
-  // The median, not the mean: a resample with few rows where a term matters leaves its exponent
-  // free, and the fits that run away there must not carry the bag with them (docs/energylens.md).
+namespace {
+
+// The median of log predictions (for an even count the mean of the middle two).
+double median_of(std::vector<double> logs) {
   const auto mid = logs.begin() + static_cast<long>(logs.size() / 2);
   std::nth_element(logs.begin(), mid, logs.end());
-  double median = *mid;
-  if (logs.size() % 2 == 0) median = 0.5 * (median + *std::max_element(logs.begin(), mid));
-  return Joules(std::exp(median));
+  const double upper = *mid;
+  return logs.size() % 2 ? upper : 0.5 * (upper + *std::max_element(logs.begin(), mid));
+}
+
+}  // namespace
+
+Joules EnergyModel::predict(const Sample& s) const {
+  if (bags <= 1) return predict_single(s);
+  // The median, not the mean: a resample with few rows where a term matters leaves its exponent
+  // free, and the fits that run away there must not carry the bag with them (docs/energylens.md).
+  return Joules(std::exp(median_of(member_log_predictions(s))));
 }
 
 bool EnergyModel::members_disagree(const Sample& a, const Sample& b) const {
   const std::vector<double> la = member_log_predictions(a), lb = member_log_predictions(b);
-  const bool bag_says_a = predict(a) < predict(b);
+  const bool bag_says_a = median_of(la) < median_of(lb);
   for (std::size_t i = 0; i < la.size(); ++i)
     if ((la[i] < lb[i]) != bag_says_a) return true;
   return false;
