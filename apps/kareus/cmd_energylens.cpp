@@ -1,7 +1,9 @@
 // kareus energylens {import,fit,predict,select,evaluate,discover}: the EnergyLens inference
 // energy model (docs/energylens.md).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -79,7 +81,7 @@ struct FitArgs {
                     "runs (run_s: metered power still rising at the start); off: the paper's form")
         ->check(CLI::IsMember({"on", "off"}));
     cmd->add_option("--bags", bags,
-                    "predict with the geometric mean of this many fits: the fit to all rows and "
+                    "predict with the median of this many fits: the fit to all rows and "
                     "bags - 1 fits to bootstrap resamples of them (seeded by --seed); 1: the "
                     "single fit");
     cmd->add_option("--pooling", pooling,
@@ -202,14 +204,14 @@ void add_fit(CLI::App& parent) {
       emit(j.dump(2) + "\n");
       return;
     }
-    std::string text = fmt::format(
-        "fitted on {} rows ({} loss{}, {} scale groups), training MAPE {:.1f} %{}\n{}",
-        d.samples.size(), el::loss_name(m.loss),
-        m.loss == el::Loss::kHuber
-            ? fmt::format(" with threshold {:.4g} in log energy", m.huber_threshold)
-            : "",
-        m.scales.size(), mape,
-        m.bags > 1 ? fmt::format(" (geometric mean of {} fits)", m.bags) : "", params_text(m));
+    std::string text =
+        fmt::format("fitted on {} rows ({} loss{}, {} scale groups), training MAPE {:.1f} %{}\n{}",
+                    d.samples.size(), el::loss_name(m.loss),
+                    m.loss == el::Loss::kHuber
+                        ? fmt::format(" with threshold {:.4g} in log energy", m.huber_threshold)
+                        : "",
+                    m.scales.size(), mape,
+                    m.bags > 1 ? fmt::format(" (median of {} fits)", m.bags) : "", params_text(m));
     if (!d.has_input_tokens)
       text += "input tokens not reported: a_p is J per request, absorbing the mean prompt length\n";
     if (m.descriptors) {
@@ -267,7 +269,7 @@ struct BaggingArg {
   std::string bagging = "on";
   void add(CLI::App* cmd) {
     cmd->add_option("--bagging", bagging,
-                    "on: a model fitted with --bags predicts the geometric mean of its fits; off: "
+                    "on: a model fitted with --bags predicts the median of its fits; off: "
                     "its fit to all rows alone")
         ->check(CLI::IsMember({"on", "off"}));
   }
@@ -296,7 +298,42 @@ std::vector<std::string> candidate_notes(const el::EnergyModel& m, const el::Dat
         "and the candidates give neither, so they are predicted in steady state, without a "
         "drain; give both columns to predict runs like the training ones",
         d.source));
+  if (m.ranges.empty()) {
+    notes.push_back(fmt::format(
+        "{}: the model file keeps no training ranges (saved before they were kept), so no "
+        "candidate is checked for extrapolation; fit it again to have them checked",
+        d.source));
+    return notes;
+  }
+  std::vector<std::string> outside;
+  for (const auto& s : d.samples) {
+    const std::vector<el::OutOfRange> o = m.outside_training_range(s);
+    if (o.empty()) continue;
+    std::vector<std::string> parts;
+    for (const auto& x : o) parts.push_back(el::describe(x));
+    outside.push_back(fmt::format("line {} {}", s.line, fmt::join(parts, ", ")));
+  }
+  if (outside.empty()) return notes;
+  // The first few name the inputs; every one is in the JSON's outside_training_range.
+  constexpr std::size_t kListed = 5;
+  const std::size_t listed = std::min(outside.size(), kListed);
+  notes.push_back(fmt::format(
+      "{}: {} of {} candidates lie outside the training rows' range, where the model "
+      "extrapolates: {}{}",
+      d.source, outside.size(), d.samples.size(),
+      fmt::join(outside.begin(), outside.begin() + static_cast<long>(listed), "; "),
+      outside.size() > listed ? fmt::format("; and {} more", outside.size() - listed) : ""));
   return notes;
+}
+
+Json outside_json(const std::vector<el::OutOfRange>& outside) {
+  Json out = Json::array();
+  for (const auto& o : outside)
+    out.push_back({{"variable", o.variable},
+                   {"value", o.value},
+                   {"trained_low", o.low},
+                   {"trained_high", o.high}});
+  return out;
 }
 
 void warn(const std::vector<std::string>& notes) {
@@ -331,7 +368,8 @@ void add_predict(CLI::App& parent) {
                       {"scenario", s.scenario},
                       {"predicted_energy_j", p},
                       {"interval_j", interval_json(iv)},
-                      {"measured_energy_j", s.energy ? Json(s.energy->value()) : Json(nullptr)}});
+                      {"measured_energy_j", s.energy ? Json(s.energy->value()) : Json(nullptr)},
+                      {"outside_training_range", outside_json(m.outside_training_range(s))}});
       t.add_row({std::to_string(s.line), s.scenario, config_text(s), fmt::format("{:.4g}", p),
                  interval_text(iv), s.energy ? fmt::format("{:.4g}", s.energy->value()) : "-"});
       if (s.energy) {
@@ -354,6 +392,23 @@ void add_predict(CLI::App& parent) {
     warn(notes);
     emit(t.render() + (scored ? fmt::format("MAPE {:.1f} %\n", mape) : ""));
   });
+}
+
+std::string closeness_text(const el::Ranked& r) {
+  if (r.close_to_best) return "yes";
+  return r.bag_disagrees ? "bag splits" : "";
+}
+
+// Why the pick is not evidence, against the first candidate that makes it so.
+std::string too_close_text(const el::Selection& sel, const el::Dataset& d) {
+  if (!sel.too_close_to_call) return "";
+  const auto r = std::find_if(sel.ranking.begin() + 1, sel.ranking.end(), [](const el::Ranked& x) {
+    return x.close_to_best || x.bag_disagrees;
+  });
+  return fmt::format(" (too close to call against {}: {})", config_text(d.samples[r->row]),
+                     r->close_to_best ? "within the fit's row noise"
+                                      : "beyond the training range the bag's fits order them "
+                                        "differently");
 }
 
 void add_select(CLI::App& parent) {
@@ -400,12 +455,14 @@ void add_select(CLI::App& parent) {
              {"predicted_energy_j", sel.ranking[i].predicted.value()},
              {"interval_j", interval_json(sel.ranking[i].interval)},
              {"close_to_best", sel.ranking[i].close_to_best},
+             {"bag_disagrees", sel.ranking[i].bag_disagrees},
+             {"outside_training_range", outside_json(sel.ranking[i].outside)},
              {"measured_energy_j", s.energy ? Json(s.energy->value()) : Json(nullptr)},
              {"time_s", s.time ? Json(s.time->value()) : Json(nullptr)}});
         t.add_row({std::to_string(i + 1), config_text(s),
                    fmt::format("{:.4g}", sel.ranking[i].predicted.value()),
                    interval_text(sel.ranking[i].interval),
-                   i > 0 && sel.ranking[i].close_to_best ? "yes" : "",
+                   i > 0 ? closeness_text(sel.ranking[i]) : "",
                    s.energy ? fmt::format("{:.4g}", s.energy->value()) : "-",
                    s.time ? fmt::format("{:.4g}", s.time->value()) : "-"});
       }
@@ -423,12 +480,8 @@ void add_select(CLI::App& parent) {
                                                       : Json(nullptr)},
              {"ranking", ranking}};
       out.push_back(j);
-      text += fmt::format(
-          "scenario {}\n{}energy-optimal:  {}{}\n", sel.scenario, t.render(), config_text(best),
-          sel.too_close_to_call ? fmt::format(" (too close to call against {}: within the fit's "
-                                              "row noise)",
-                                              config_text(d.samples[sel.ranking[1].row]))
-                                : "");
+      text += fmt::format("scenario {}\n{}energy-optimal:  {}{}\n", sel.scenario, t.render(),
+                          config_text(best), too_close_text(sel, d));
       if (sel.latency_optimal)
         text += fmt::format(
             "latency-optimal: {} (predicted +{:.1f} % energy{})\n",

@@ -476,12 +476,38 @@ Joules EnergyModel::predict_single(const Sample& s) const {
   return Joules(scale_of(s) * closed_form(params, features(s)));
 }
 
+std::vector<double> EnergyModel::member_log_predictions(const Sample& s) const {
+  std::vector<double> logs = {std::log(predict_single(s).value())};
+  for (std::size_t b = 0; b + 1 < static_cast<std::size_t>(bags); ++b)
+    logs.push_back(std::log(replicates[b].predict_single(s).value()));
+  return logs;
+}
+
+namespace {
+
+// The median of log predictions (for an even count the mean of the middle two).
+double median_of(std::vector<double> logs) {
+  const auto mid = logs.begin() + static_cast<long>(logs.size() / 2);
+  std::nth_element(logs.begin(), mid, logs.end());
+  const double upper = *mid;
+  return logs.size() % 2 ? upper : 0.5 * (upper + *std::max_element(logs.begin(), mid));
+}
+
+}  // namespace
+
 Joules EnergyModel::predict(const Sample& s) const {
   if (bags <= 1) return predict_single(s);
-  double logs = std::log(predict_single(s).value());
-  for (std::size_t b = 0; b + 1 < static_cast<std::size_t>(bags); ++b)
-    logs += std::log(replicates[b].predict_single(s).value());
-  return Joules(std::exp(logs / bags));
+  // The median, not the mean: a resample with few rows where a term matters leaves its exponent
+  // free, and the fits that run away there must not carry the bag with them (docs/energylens.md).
+  return Joules(std::exp(median_of(member_log_predictions(s))));
+}
+
+bool EnergyModel::members_disagree(const Sample& a, const Sample& b) const {
+  const std::vector<double> la = member_log_predictions(a), lb = member_log_predictions(b);
+  const bool bag_says_a = median_of(la) < median_of(lb);
+  for (std::size_t i = 0; i < la.size(); ++i)
+    if ((la[i] < lb[i]) != bag_says_a) return true;
+  return false;
 }
 
 Interval EnergyModel::interval(const Sample& s) const {
@@ -552,6 +578,7 @@ Json EnergyModel::to_json() const {
               {"train_loss", train_loss},
               {"train_rows", train_rows},
               {"drained", drained},
+              {"training_ranges", ranges_to_json(ranges)},
               {"bootstrap", replicate_json},
               {"bags", bags},
               {"interval_calibration", calibration.to_json()},
@@ -652,6 +679,8 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
     m.pooling_weight = v.at("pooling_weight").as_non_negative_number();
   m.train_rows = static_cast<std::size_t>(v.integer_or("train_rows", 0));
   m.drained = v.bool_or("drained", false);  // models saved before the drain columns had none
+  // Models saved before the ranges were kept have none: their candidates are not checked.
+  if (const auto r = v.find("training_ranges"); r && !r->is_null()) m.ranges = ranges_from_json(*r);
   if (v.contains("bootstrap")) {
     const JsonValue reps = v.at("bootstrap");
     for (std::size_t i = 0; i < reps.size(); ++i) m.replicates.push_back(from_json(reps.at(i)));
@@ -711,6 +740,7 @@ EnergyModel fit_single_model(const std::vector<Sample>& rows, const FitOptions& 
   model.train_rows = rows.size();
   model.drained =
       std::any_of(rows.begin(), rows.end(), [](const Sample& s) { return s.requests.has_value(); });
+  model.ranges = training_ranges(rows);
   double best = std::numeric_limits<double>::infinity();
   for (int r = 0; r < options.restarts; ++r) {
     const Params p = r == 0 ? fixed_start(problem) : start_from(problem, random_start(rng));

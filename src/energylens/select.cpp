@@ -14,15 +14,23 @@ std::vector<Selection> select_configurations(const EnergyModel& model, const Dat
     sel.scenario = candidates.samples[group.front()].scenario;
     for (std::size_t r : group) {
       const Sample& s = candidates.samples[r];
-      sel.ranking.push_back({r, model.predict(s), model.interval(s)});
+      sel.ranking.push_back(
+          {r, model.predict(s), model.interval(s), false, model.outside_training_range(s)});
     }
     std::stable_sort(sel.ranking.begin(), sel.ranking.end(),
                      [](const Ranked& a, const Ranked& b) { return a.predicted < b.predicted; });
     // Candidates of one scenario share the scale term, so only the row noise separates them.
     const double resolution = interval_z() * model.within_scenario_log_sd();
-    for (Ranked& r : sel.ranking)
-      r.close_to_best = std::log(r.predicted / sel.ranking.front().predicted) < resolution;
-    sel.too_close_to_call = sel.ranking.size() > 1 && sel.ranking[1].close_to_best;
+    const Ranked& best = sel.ranking.front();
+    for (Ranked& r : sel.ranking) {
+      r.close_to_best = std::log(r.predicted / best.predicted) < resolution;
+      r.bag_disagrees =
+          r.row != best.row && (!r.outside.empty() || !best.outside.empty()) &&
+          model.members_disagree(candidates.samples[best.row], candidates.samples[r.row]);
+    }
+    sel.too_close_to_call =
+        std::any_of(sel.ranking.begin() + 1, sel.ranking.end(),
+                    [](const Ranked& r) { return r.close_to_best || r.bag_disagrees; });
     const bool timed = std::all_of(group.begin(), group.end(), [&](std::size_t r) {
       return candidates.samples[r].time.has_value();
     });
@@ -32,7 +40,6 @@ std::vector<Selection> select_configurations(const EnergyModel& model, const Dat
             return *candidates.samples[a].time < *candidates.samples[b].time;
           });
       sel.latency_optimal = fastest;
-      const Ranked& best = sel.ranking.front();
       const auto fast = std::find_if(sel.ranking.begin(), sel.ranking.end(),
                                      [&](const Ranked& x) { return x.row == fastest; });
       sel.latency_penalty_predicted_percent = 100.0 * (fast->predicted / best.predicted - 1.0);

@@ -236,5 +236,46 @@ TEST(EnergyLensCli, SteadyStateCandidatesOfADrainedFitAreNoted) {
   }
 }
 
+// Candidates beyond the training rows' batches are named with the variable, their value and the
+// trained range: per candidate in the JSON, once on stderr for text; inside, nothing is said.
+TEST(EnergyLensCli, CandidatesOutsideTheTrainingRangeAreNamed) {
+  const fs::path csv = write_csv("kareus_el_cli_range.csv", "Llama-3.1-8B", "NVIDIA H100 NVL");
+  const fs::path model = fs::temp_directory_path() / "kareus_el_cli_range_model.json";
+  ASSERT_EQ(testing::run_cli(kBinary, "energylens fit --bags 3 --data " + csv.string() + " --out " +
+                                          model.string())
+                .exit_code,
+            0);
+  const fs::path far = fs::temp_directory_path() / "kareus_el_cli_range_cand.csv";
+  std::ofstream(far) << "scenario,tp,pp,batch,output_tokens,model,gpu\n"
+                        "c,1,1,64,200,Llama-3.2-3B,NVIDIA H100 NVL\n"
+                        "c,1,1,1024,200,Llama-3.2-3B,NVIDIA H100 NVL\n";
+  for (const std::string command : {"predict", "select"}) {
+    const std::string args = "energylens " + command + " --fit " + model.string() +
+                             (command == "select" ? " --candidates " : " --data ");
+    const auto j = testing::run_cli(kBinary, args + far.string() + " --json");
+    ASSERT_EQ(j.exit_code, 0) << j.err;
+    EXPECT_EQ(j.err, "");
+    const Json out = Json::parse(j.out);
+    const Json& rows = command == "select" ? out["scenarios"][0]["ranking"] : out["rows"];
+    for (const auto& row : rows) {
+      const bool far_row = row["line"] == 3;
+      ASSERT_EQ(row["outside_training_range"].size(), far_row ? 1u : 0u) << command;
+      if (!far_row) continue;
+      EXPECT_EQ(row["outside_training_range"][0]["variable"], "batch");
+      EXPECT_EQ(row["outside_training_range"][0]["value"], 1024.0);
+      EXPECT_EQ(row["outside_training_range"][0]["trained_high"], 256.0);
+    }
+    ASSERT_EQ(out["notes"].size(), 1u);
+    EXPECT_NE(out["notes"][0].get<std::string>().find("line 3 batch 1024 (trained 1..256)"),
+              std::string::npos);
+    const auto text = testing::run_cli(kBinary, args + far.string());
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_EQ(text.err, "note: " + out["notes"][0].get<std::string>() + "\n");
+    const auto inside = testing::run_cli(kBinary, args + csv.string());
+    ASSERT_EQ(inside.exit_code, 0) << inside.err;
+    EXPECT_EQ(inside.err, "") << command;
+  }
+}
+
 }  // namespace
 }  // namespace kareus

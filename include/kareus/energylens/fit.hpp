@@ -25,6 +25,7 @@
 #include "kareus/energylens/closed_form.hpp"
 #include "kareus/energylens/dataset.hpp"
 #include "kareus/energylens/descriptors.hpp"
+#include "kareus/energylens/ranges.hpp"
 #include "kareus/energylens/scale_model.hpp"
 
 namespace kareus::energylens {
@@ -74,8 +75,8 @@ struct FitOptions {
   // leaves ML.ENERGY (steady state, no run_s) unchanged (docs/benchmarks/energylens.md).
   bool run_start_term = true;
   // Point predictions from this many fits: the fit to all rows and bags - 1 fits to bootstrap
-  // resamples of them (seeded by `seed`), combined as the geometric mean (mean of the log
-  // predictions). 1: the single fit. The resamples' fits are also the model's replicates. The
+  // resamples of them (seeded by `seed`), combined as the median of their
+  // predictions. 1: the single fit. The resamples' fits are also the model's replicates. The
   // CLI and the benchmark use kDefaultBags; 1 here keeps the building block (and the tests that
   // check it) at the cost of one fit.
   int bags = 1;
@@ -121,12 +122,15 @@ struct EnergyModel {
   // The training rows gave the run's drain (max_output_tokens and requests): a row without them
   // is then predicted in steady state, which none of the training rows was measured in.
   bool drained = false;
+  // Each input's span over the training rows; empty for a model file saved before they were kept,
+  // whose candidates are then not checked for extrapolation.
+  std::vector<TrainedRange> ranges;
   int restarts_converged = 0;
   // sigma^2 / tau^2 the shape was fitted with under FitOptions::pooling; 0: unpooled.
   double pooling_weight = 0.0;
   // Fits to bootstrap resamples of the training rows (bootstrap.hpp); empty unless asked for.
   std::vector<EnergyModel> replicates;
-  // The point prediction is the geometric mean of this fit and the first bags - 1 replicates.
+  // The point prediction is the median of this fit's and the first bags - 1 replicates'.
   int bags = 1;
   // The bag's interval multipliers from its out-of-bag residuals (calibration.hpp).
   IntervalCalibration calibration;
@@ -134,8 +138,17 @@ struct EnergyModel {
   // A training group's multiplier, else the scale term's (1 without descriptors); the variance
   // of its logarithm goes to `log_variance` when given.
   double scale_of(const Sample& s, double* log_variance = nullptr) const;
-  // The bag's geometric mean (the single fit's prediction when bags is 1).
+  // The median of the bag's members' predictions (the single fit's when bags is 1).
   Joules predict(const Sample& s) const;
+  // The log predictions of the bag's members: this fit's, then the first bags - 1 replicates'.
+  std::vector<double> member_log_predictions(const Sample& s) const;
+  // Some member of the bag predicts `b` at most as much energy as `a` although the bag predicts
+  // more: the order the bag gives them is not one its fits agree on.
+  bool members_disagree(const Sample& a, const Sample& b) const;
+  // The inputs of `s` outside the training rows' ranges (none when the model has no ranges).
+  std::vector<OutOfRange> outside_training_range(const Sample& s) const {
+    return outside_ranges(ranges, s);
+  }
   // This fit's own prediction, whatever the bag.
   Joules predict_single(const Sample& s) const;
   // Where the measurement should fall with probability kIntervalCoverage: the row noise, the

@@ -18,12 +18,17 @@ struct Ranked {
   // Predicted within the row noise of the best candidate: their order is not evidence (the
   // log ratio is below z x EnergyModel::within_scenario_log_sd()).
   bool close_to_best = false;
+  // The inputs outside the training rows' ranges (EnergyModel::outside_training_range).
+  std::vector<OutOfRange> outside;
+  // This candidate or the best is extrapolated and some fit of the bag orders the two the other
+  // way: beyond the data the bag's spread, not the row noise, bounds what the order means.
+  bool bag_disagrees = false;
 };
 
 struct Selection {
   std::string scenario;
   std::vector<Ranked> ranking;                 // lowest predicted energy first
-  bool too_close_to_call = false;              // the runner-up is close_to_best
+  bool too_close_to_call = false;              // some candidate is close_to_best or bag_disagrees
   std::optional<std::size_t> latency_optimal;  // row with the lowest time_s, when all have one
   // Extra energy of the latency-optimal choice over the energy-optimal one, in percent:
   // predicted always, measured when both rows carry energy_j.

@@ -365,13 +365,20 @@ model_bad = {
     "bags_beyond_replicates": model_with(lambda m: m.update(bags=3)),
     "huber_without_threshold": model_with(lambda m: m.update(loss="huber", huber_threshold=0.0)),
     "variance_negative": model_with(lambda m: m.update(row_log_variance=-1.0)),
+    "range_inverted": model_with(
+        lambda m: m.update(training_ranges={"batch": {"low": 64.0, "high": 1.0}})),
+    "range_unknown_input": model_with(
+        lambda m: m.update(training_ranges={"colour": {"low": 1.0, "high": 2.0}})),
     "malformed": "{",
     "duplicate_key": json.dumps(MODEL)[:-1] + ', "loss": "log"}',
 }
 for name, content in model_bad.items():
     case(f"energylens_model_{name}", "energylens predict --fit {dir}/m.json --data {dir}/d.csv",
          {"loss_bad": ["m.json", "/loss", "cubic"], "bags_beyond_replicates": ["m.json", "/bags"],
-          "huber_without_threshold": ["m.json", "/huber_threshold"]}.get(name, "m.json"),
+          "huber_without_threshold": ["m.json", "/huber_threshold"],
+          "range_inverted": ["m.json", "/training_ranges/batch", "low <= high"],
+          "range_unknown_input": ["m.json", "/training_ranges/colour", "an input of"]
+          }.get(name, "m.json"),
          files=dict(DATA, **{"m.json": content}))
 case("energylens_select_missing", "energylens select --fit {dir}/m.json --candidates "
      "{dir}/none.csv", "none.csv", files={"m.json": json.dumps(MODEL)})
