@@ -209,11 +209,12 @@ class Solver {
     // With a second thread, it measures each step's plan while this one takes the next step; it
     // alone touches mapped_, the plan state, result.changes and points until it is joined.
     ChangeQueue queue;
-    // The fast end's first LP (its largest solve: from scratch, at the fastest time, which the
-    // steps do not change) is set up and solved meanwhile too.
-    std::future<FastEndStart> fast_start;
+    // The fast end's LPs below the least time a step's plan can measure (known before the first
+    // step, fast_end_ahead) are set up and solved meanwhile too, on a third thread that reads only
+    // the problem, the hulls and the graph.
+    std::future<FastEndAhead> ahead;
     if (threads_ > 1)
-      fast_start = std::async(std::launch::async, [this] { return start_fast_end(); });
+      ahead = std::async(std::launch::async, [this] { return fast_end_ahead(fastest_time()); });
     std::exception_ptr meter_error;
     std::thread meter;
     if (threads_ > 1) {
@@ -311,7 +312,7 @@ class Solver {
     points.push_back(measure_next_plan(result));
     const auto fast_end_start = std::chrono::steady_clock::now();
     fast_end(points.back().time, fastest_step_time, result, points,
-             fast_start.valid() ? std::optional(fast_start.get()) : std::nullopt);
+             ahead.valid() ? ahead.get() : fast_end_ahead(points.back().time));
     summary.fast_end_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - fast_end_start).count();
     summary.mean_critical_nodes = summary.steps > 0 ? critical_total / summary.steps : 0.0;
@@ -428,22 +429,56 @@ class Solver {
     return measure_plan(index, result.changes.emplace_back(), deadline);
   }
 
-  struct FastEndStart {
+  // The fast end's deadlines from `from` up to `to` (excluded): one per unit of the gap, at most
+  // `most`, evenly spaced.
+  std::vector<Seconds> fast_end_deadlines(Seconds from, Seconds to, int most) const {
+    const double gap_units = (to - from) / unit_;
+    if (!(gap_units > 0)) return {};
+    const int count = static_cast<int>(std::min<double>(most, std::ceil(gap_units)));
+    std::vector<Seconds> deadlines;
+    for (int k = 0; k < count; ++k) deadlines.push_back(from + (to - from) * k / count);
+    return deadlines;
+  }
+
+  // The longest path with every instruction at its fastest option, which is the fastest plan's
+  // time up to the rounding of measuring it (fast_end checks).
+  Seconds fastest_time() const {
+    std::vector<Seconds> start(n_);
+    return graph_.earliest_starts<Seconds>(
+        [&](int v) { return option(v, hull(v).fastest_option()).time; }, problem_.transfer, start);
+  }
+
+  // The least time the plan of a min-cut step can measure: every instruction at the option of its
+  // fastest unit count. A step's plan has every instruction at that count or more, so at that
+  // option or a slower one, and measuring only slows options. The last step's plan is often at
+  // this time exactly: the steps end on a critical path at fastest unit counts from a root.
+  Seconds least_step_time() const {
+    std::vector<Seconds> start(n_);
+    return graph_.earliest_starts<Seconds>(
+        [&](int v) { return option(v, hull(v).option_at(hull(v).fastest_units())).time; },
+        problem_.transfer, start);
+  }
+
+  struct FastEndAhead {
+    Seconds fastest, end;  // the deadlines' range
+    std::vector<Seconds> deadlines;
     std::unique_ptr<FastEndLp> model;
-    Seconds deadline;
-    std::optional<std::vector<double>> durations;
+    std::vector<std::optional<std::vector<double>>> durations;  // per deadline
   };
 
-  // The fast end's model solved at the fastest plan's longest path, which is the first deadline
-  // (up to the rounding of measuring that plan; fast_end checks).
-  FastEndStart start_fast_end() const {
-    std::vector<Seconds> start(n_);
-    const Seconds fastest = graph_.earliest_starts<Seconds>(
-        [&](int v) { return option(v, hull(v).fastest_option()).time; }, problem_.transfer, start);
-    FastEndStart first{std::make_unique<FastEndLp>(problem_), fastest, std::nullopt};
-    first.model->set_deadline(fastest);
-    first.durations = first.model->relaxed_durations();
-    return first;
+  // The fast end's LPs between the fastest time and the least step time: both known before the
+  // first step, so that these solves (the first from scratch, the largest) need not wait for the
+  // steps.
+  FastEndAhead fast_end_ahead(Seconds fastest, std::unique_ptr<FastEndLp> model = nullptr) const {
+    FastEndAhead ahead{fastest, least_step_time(), {}, std::move(model), {}};
+    ahead.deadlines = fast_end_deadlines(ahead.fastest, ahead.end, kFastEndDeadlines);
+    if (!ahead.deadlines.empty() && !ahead.model)
+      ahead.model = std::make_unique<FastEndLp>(problem_);
+    for (const Seconds deadline : ahead.deadlines) {
+      ahead.model->set_deadline(deadline);
+      ahead.durations.push_back(ahead.model->relaxed_durations());
+    }
+    return ahead;
   }
 
   // Between the fastest real time and the fastest min-cut step, the quantised steps cannot see
@@ -451,33 +486,37 @@ class Solver {
   // step up to a unit per instruction on the critical path slower than the fastest plan, and the
   // fastest plan itself keeps every instruction at full clock. There, at each unit from the
   // fastest time on, the least-energy plan of the LP relaxation (real times, convexified options)
-  // is rounded down to measured options, then slowed where slack allows.
-  void fast_end(Seconds fastest_time, Seconds fastest_step_time, PipelineSolverResult& result,
-                std::vector<ParetoPoint>& points, std::optional<FastEndStart> first) {
-    const double gap_units = (fastest_step_time - fastest_time) / unit_;
-    if (!(gap_units > 0)) return;
-    const int deadlines =
-        static_cast<int>(std::min<double>(kFastEndDeadlines, std::ceil(gap_units)));
-    if (!first) first = FastEndStart{std::make_unique<FastEndLp>(problem_), Seconds(0.0), {}};
-    FastEndLp& model = *first->model;
-    for (int k = 0; k < deadlines; ++k) {
-      const Seconds deadline = fastest_time + (fastest_step_time - fastest_time) * k / deadlines;
-      std::optional<std::vector<double>> durations;
-      if (k == 0 && first->durations && first->deadline == deadline) {
-        durations = std::move(first->durations);
-      } else {
-        model.set_deadline(deadline);
-        durations = model.relaxed_durations();
-      }
-      if (!durations) continue;  // numerically infeasible at the bound: the fastest plan covers it
-      ++result.summary.fast_end_plans;
-      for (int v = 0; v < n_; ++v) {
-        // Down to a measured option, so that no path gets longer than the LP's.
-        const int i = hull(v).slowest_within((*durations)[id_[v]] * Seconds(1.0 + 1e-9));
-        map(v, i < 0 ? hull(v).fastest_option() : i);
-      }
-      points.push_back(measure_next_plan(result, deadline));
+  // is rounded down to measured options, then slowed where slack allows. The LPs up to the least
+  // step time were solved ahead; the rest of the range, up to the fastest step's measured time
+  // (when the last step kept slower options off its critical path), is solved here.
+  void fast_end(Seconds fastest, Seconds fastest_step_time, PipelineSolverResult& result,
+                std::vector<ParetoPoint>& points, FastEndAhead ahead) {
+    if (ahead.fastest != fastest) ahead = fast_end_ahead(fastest, std::move(ahead.model));
+    for (std::size_t k = 0; k < ahead.deadlines.size(); ++k)
+      if (ahead.deadlines[k] < fastest_step_time)
+        add_fast_end_plan(ahead.deadlines[k], ahead.durations[k], result, points);
+    const int left = std::max(1, kFastEndDeadlines - static_cast<int>(ahead.deadlines.size()));
+    // The measured fastest plan may be slower than its longest path by rounding, so the rest of the
+    // range starts at the later of the two.
+    const auto rest = fast_end_deadlines(std::max(fastest, ahead.end), fastest_step_time, left);
+    if (!rest.empty() && !ahead.model) ahead.model = std::make_unique<FastEndLp>(problem_);
+    for (const Seconds deadline : rest) {
+      ahead.model->set_deadline(deadline);
+      add_fast_end_plan(deadline, ahead.model->relaxed_durations(), result, points);
     }
+  }
+
+  // The LP's durations at `deadline` rounded to a plan, measured.
+  void add_fast_end_plan(Seconds deadline, const std::optional<std::vector<double>>& durations,
+                         PipelineSolverResult& result, std::vector<ParetoPoint>& points) {
+    if (!durations) return;  // numerically infeasible at the bound: the fastest plan covers it
+    ++result.summary.fast_end_plans;
+    for (int v = 0; v < n_; ++v) {
+      // Down to a measured option, so that no path gets longer than the LP's.
+      const int i = hull(v).slowest_within((*durations)[id_[v]] * Seconds(1.0 + 1e-9));
+      map(v, i < 0 ? hull(v).fastest_option() : i);
+    }
+    points.push_back(measure_next_plan(result, deadline));
   }
 
   const OptionHull& hull(int v) const { return hulls_[set_of_[v]]; }

@@ -61,7 +61,8 @@ struct PipelineProblem {
 // option, is longer than this many time units.
 inline constexpr std::int64_t kMaxPipelineSolverSteps = 1'000'000;
 
-// At most this many LP solves refine the frontier below the fastest min-cut step (see .cpp).
+// At most this many LP solves refine the frontier below the fastest min-cut step (see .cpp), and
+// one more when the fastest step measures slower than the least time a step can measure.
 inline constexpr int kFastEndDeadlines = 64;
 
 struct PipelineSolverOptions {
@@ -106,9 +107,12 @@ struct PipelineSolverSummary {
   double mean_critical_nodes = 0.0;
   std::int64_t planned_slowest_units = 0;  // longest path in time units at the start
   std::int64_t planned_fastest_units = 0;  // ... when no critical path could be shortened
-  double fast_end_seconds = 0.0;           // of solve_seconds, in the fast-end LP plans
-  int polished_plans = 0;                  // plans from polish_frontier, after the fast end's
-  double polish_seconds = 0.0;             // of solve_seconds, in polish_frontier
+  // Of solve_seconds, in the fast-end LP plans after the steps: with threads > 1 most of their
+  // LPs were solved during the steps, and only the plans and the LPs above the least step time
+  // (usually none) are left.
+  double fast_end_seconds = 0.0;
+  int polished_plans = 0;       // plans from polish_frontier, after the fast end's
+  double polish_seconds = 0.0;  // of solve_seconds, in polish_frontier
   double solve_seconds = 0.0;
   std::string to_string() const;
 };
