@@ -209,25 +209,12 @@ TEST(FastEndLp, DurationsDoNotDependOnClpSettings) {
   std::cout << differ_without << " of " << solves << " rounded plans differ without the step\n";
 }
 
-// The solver's fast-end deadlines from `from` up to `to` (excluded): one per unit of the gap, at
-// most `most`, evenly spaced.
-std::vector<double> fast_end_deadlines(double from, double to, double unit, int most) {
-  const double gap = (to - from) / unit;
-  std::vector<double> deadlines;
-  if (!(gap > 0)) return deadlines;
-  const int count = static_cast<int>(std::min<double>(most, std::ceil(gap)));
-  for (int k = 0; k < count; ++k) deadlines.push_back(from + (to - from) * k / count);
-  return deadlines;
-}
-
 // The solver's fast-end plans (after the min-cut steps and the fastest plan, see
 // PipelineSolver::fast_end) each meet their deadline: from the fastest plan's time, evenly spaced
-// up to the least time a step's plan can measure (the plan at the fastest unit counts' options,
-// known before the steps), at most kFastEndDeadlines of them; then, when the fastest step measured
-// slower, evenly spaced from there up to it, at most the deadlines left (at least one).
+// up to the fastest step's, at most kFastEndDeadlines of them.
 TEST(FastEndLp, SolverFastEndPlansMeetTheirDeadlines) {
   Rng rng(52);
-  int checked = 0, beyond = 0;
+  int checked = 0;
   for (int trial = 0; trial < 30; ++trial) {
     // One draw per statement: the order in which a call's arguments are evaluated is the
     // compiler's (gcc and clang differ), and the problems must not depend on it.
@@ -243,27 +230,18 @@ TEST(FastEndLp, SolverFastEndPlansMeetTheirDeadlines) {
     const auto steps = static_cast<std::uint32_t>(result.summary.steps);
     const double fastest_step = evaluate_plan(p, result.assignment(steps)).time.value();
     const double fastest = evaluate_plan(p, result.assignment(steps + 1)).time.value();
-    const double least_step = evaluate_plan(p, at_fastest_units(p, 0.5)).time.value();
-    const double unit = options.unit_time.value();
-    const auto ahead = fast_end_deadlines(fastest, least_step, unit, kFastEndDeadlines);
-    std::vector<double> deadlines;
-    for (double d : ahead)
-      if (d < fastest_step) deadlines.push_back(d);
-    const int left = std::max(1, kFastEndDeadlines - static_cast<int>(ahead.size()));
-    for (double d : fast_end_deadlines(std::max(fastest, least_step), fastest_step, unit, left))
-      deadlines.push_back(d);
-    beyond += fastest_step > least_step;
-    ASSERT_EQ(result.summary.fast_end_plans, static_cast<int>(deadlines.size()))
-        << "trial " << trial;
+    const int deadlines = static_cast<int>(std::min<double>(
+        kFastEndDeadlines, std::ceil((fastest_step - fastest) / options.unit_time.value())));
+    ASSERT_EQ(result.summary.fast_end_plans, fastest_step > fastest ? deadlines : 0);
     for (int k = 0; k < result.summary.fast_end_plans; ++k) {
+      const double deadline = fastest + (fastest_step - fastest) * k / deadlines;
       const auto plan = result.assignment(steps + 2 + static_cast<std::uint32_t>(k));
-      EXPECT_LE(evaluate_plan(p, plan).time.value(), deadlines[k] * (1 + 1e-9))
+      EXPECT_LE(evaluate_plan(p, plan).time.value(), deadline * (1 + 1e-9))
           << "trial " << trial << " k " << k;
       ++checked;
     }
   }
-  EXPECT_GE(checked, 140);
-  EXPECT_GT(beyond, 0);  // some fastest steps measured slower than the least step time
+  EXPECT_GE(checked, 140);  // 145 on this seed, with gcc and clang alike
 }
 
 }  // namespace
