@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -145,7 +146,8 @@ class Solver {
         unit_(options.unit_time),
         warm_start_(options.warm_start),
         multi_unit_(options.multi_unit_steps),
-        threads_(options.threads) {
+        threads_(options.threads),
+        fast_end_stops_(options.fast_end_stops_with_the_steps) {
     for (const auto& set : problem.option_sets)
       hulls_.emplace_back(set, problem.p_blocking, options.unit_time);
     set_of_.resize(n_);
@@ -209,11 +211,13 @@ class Solver {
     // With a second thread, it measures each step's plan while this one takes the next step; it
     // alone touches mapped_, the plan state, result.changes and points until it is joined.
     ChangeQueue queue;
-    // The fast end's first LP (its largest solve: from scratch, at the fastest time, which the
-    // steps do not change) is set up and solved meanwhile too.
-    std::future<FastEndStart> fast_start;
+    // The fast end's LPs are set up and solved meanwhile too, on a third thread that reads only the
+    // problem, the hulls and the graph, at the deadlines the fast end will most likely take, until
+    // the steps end (fast_end_ahead).
+    std::atomic<bool> steps_done{false};  // before the future, which may wait for the thread
+    std::future<FastEndAhead> ahead;
     if (threads_ > 1)
-      fast_start = std::async(std::launch::async, [this] { return start_fast_end(); });
+      ahead = std::async(std::launch::async, [&] { return fast_end_ahead(steps_done); });
     std::exception_ptr meter_error;
     std::thread meter;
     if (threads_ > 1) {
@@ -228,14 +232,17 @@ class Solver {
         }
       });
     }
+    // On an exception too: the meter is joined and the LP thread told to stop at its next solve.
     struct Join {
       ChangeQueue& queue;
       std::thread& meter;
+      std::atomic<bool>& steps_done;
       ~Join() {
+        steps_done = true;
         queue.close();
         if (meter.joinable()) meter.join();
       }
-    } join{queue, meter};
+    } join{queue, meter, steps_done};
     // Whether the last network solved had a cut (nullopt: none solved yet).
     std::optional<bool> cut_found;
     while (!cannot_shorten_) {
@@ -300,6 +307,7 @@ class Solver {
       record_step();
       makespan = critical_path(next_makespan);
     }
+    steps_done = true;
     queue.close();
     if (meter.joinable()) meter.join();
     if (meter_error) std::rethrow_exception(meter_error);
@@ -311,7 +319,7 @@ class Solver {
     points.push_back(measure_next_plan(result));
     const auto fast_end_start = std::chrono::steady_clock::now();
     fast_end(points.back().time, fastest_step_time, result, points,
-             fast_start.valid() ? std::optional(fast_start.get()) : std::nullopt);
+             ahead.valid() ? ahead.get() : FastEndAhead{});
     summary.fast_end_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - fast_end_start).count();
     summary.mean_critical_nodes = summary.steps > 0 ? critical_total / summary.steps : 0.0;
@@ -428,22 +436,61 @@ class Solver {
     return measure_plan(index, result.changes.emplace_back(), deadline);
   }
 
-  struct FastEndStart {
+  // The longest path with every instruction at its fastest option, which is the fastest plan's
+  // time up to the rounding of measuring it.
+  Seconds fastest_time() const {
+    std::vector<Seconds> start(n_);
+    return graph_.earliest_starts<Seconds>(
+        [&](int v) { return option(v, hull(v).fastest_option()).time; }, problem_.transfer, start);
+  }
+
+  // The least time the plan of a min-cut step can measure: every instruction at the option of its
+  // fastest unit count. A step's plan has every instruction at that count or more, so at that
+  // option or a slower one, and measuring only slows options. The last step's plan is often at
+  // this time exactly (every Bloom and Llama-3.3-70B solve measured): the steps end on a critical
+  // path at fastest unit counts from a root, and the other paths rarely measure longer.
+  Seconds least_step_time() const {
+    std::vector<Seconds> start(n_);
+    return graph_.earliest_starts<Seconds>(
+        [&](int v) { return option(v, hull(v).option_at(hull(v).fastest_units())).time; },
+        problem_.transfer, start);
+  }
+
+  struct FastEndAhead {
+    std::vector<Seconds> deadlines;
     std::unique_ptr<FastEndLp> model;
-    Seconds deadline;
-    std::optional<std::vector<double>> durations;
+    std::vector<std::optional<std::vector<double>>> durations;  // per deadline
   };
 
-  // The fast end's model solved at the fastest plan's longest path, which is the first deadline
-  // (up to the rounding of measuring that plan; fast_end checks).
-  FastEndStart start_fast_end() const {
-    std::vector<Seconds> start(n_);
-    const Seconds fastest = graph_.earliest_starts<Seconds>(
-        [&](int v) { return option(v, hull(v).fastest_option()).time; }, problem_.transfer, start);
-    FastEndStart first{std::make_unique<FastEndLp>(problem_), fastest, std::nullopt};
-    first.model->set_deadline(fastest);
-    first.durations = first.model->relaxed_durations();
-    return first;
+  // The fast end's LPs at its deadlines if the fastest plan measures its longest path and the
+  // fastest step the least step time, both known before the first step; fast_end checks. The
+  // first, at the fastest time, is the largest solve (from scratch); the others stop when the
+  // steps are done, so that the fast end never waits for more than one solve it may not need.
+  FastEndAhead fast_end_ahead(const std::atomic<bool>& steps_done) const {
+    const Seconds fastest = fastest_time();
+    FastEndAhead ahead{fast_end_deadlines(fastest, std::max(fastest, least_step_time())),
+                       std::make_unique<FastEndLp>(problem_),
+                       {}};
+    // The fast end resolves at the fastest time at least.
+    if (ahead.deadlines.empty()) ahead.deadlines.push_back(fastest);
+    for (const Seconds deadline : ahead.deadlines) {
+      if (!ahead.durations.empty() && fast_end_stops_ && steps_done) break;
+      ahead.model->set_deadline(deadline);
+      ahead.durations.push_back(ahead.model->relaxed_durations());
+    }
+    return ahead;
+  }
+
+  // One deadline per unit from `fastest` up to `fastest_step` (excluded), at most
+  // kFastEndDeadlines of them, evenly spaced.
+  std::vector<Seconds> fast_end_deadlines(Seconds fastest, Seconds fastest_step) const {
+    const double gap_units = (fastest_step - fastest) / unit_;
+    if (!(gap_units > 0)) return {};
+    const int count = static_cast<int>(std::min<double>(kFastEndDeadlines, std::ceil(gap_units)));
+    std::vector<Seconds> deadlines;
+    for (int k = 0; k < count; ++k)
+      deadlines.push_back(fastest + (fastest_step - fastest) * k / count);
+    return deadlines;
   }
 
   // Between the fastest real time and the fastest min-cut step, the quantised steps cannot see
@@ -451,33 +498,39 @@ class Solver {
   // step up to a unit per instruction on the critical path slower than the fastest plan, and the
   // fastest plan itself keeps every instruction at full clock. There, at each unit from the
   // fastest time on, the least-energy plan of the LP relaxation (real times, convexified options)
-  // is rounded down to measured options, then slowed where slack allows.
-  void fast_end(Seconds fastest_time, Seconds fastest_step_time, PipelineSolverResult& result,
-                std::vector<ParetoPoint>& points, std::optional<FastEndStart> first) {
-    const double gap_units = (fastest_step_time - fastest_time) / unit_;
-    if (!(gap_units > 0)) return;
-    const int deadlines =
-        static_cast<int>(std::min<double>(kFastEndDeadlines, std::ceil(gap_units)));
-    if (!first) first = FastEndStart{std::make_unique<FastEndLp>(problem_), Seconds(0.0), {}};
-    FastEndLp& model = *first->model;
-    for (int k = 0; k < deadlines; ++k) {
-      const Seconds deadline = fastest_time + (fastest_step_time - fastest_time) * k / deadlines;
-      std::optional<std::vector<double>> durations;
-      if (k == 0 && first->durations && first->deadline == deadline) {
-        durations = std::move(first->durations);
-      } else {
-        model.set_deadline(deadline);
-        durations = model.relaxed_durations();
-      }
-      if (!durations) continue;  // numerically infeasible at the bound: the fastest plan covers it
-      ++result.summary.fast_end_plans;
-      for (int v = 0; v < n_; ++v) {
-        // Down to a measured option, so that no path gets longer than the LP's.
-        const int i = hull(v).slowest_within((*durations)[id_[v]] * Seconds(1.0 + 1e-9));
-        map(v, i < 0 ? hull(v).fastest_option() : i);
-      }
-      points.push_back(measure_next_plan(result, deadline));
+  // is rounded down to measured options, then slowed where slack allows. The LPs solved ahead
+  // (with a second thread) are taken as far as their deadlines are these (all of them when the
+  // fastest step measured the least step time, else the first at most), and the rest are solved
+  // here, in order, on the same model. That model may have solved other deadlines meanwhile,
+  // which only moves CLP's start: the durations are the earliest optimal times, which do not
+  // depend on the vertex CLP ends at (FastEndLp).
+  void fast_end(Seconds fastest, Seconds fastest_step_time, PipelineSolverResult& result,
+                std::vector<ParetoPoint>& points, FastEndAhead ahead) {
+    const auto deadlines = fast_end_deadlines(fastest, fastest_step_time);
+    if (deadlines.empty()) return;
+    if (!ahead.model) ahead.model = std::make_unique<FastEndLp>(problem_);
+    std::size_t k = 0;
+    for (; k < std::min(deadlines.size(), ahead.durations.size()); ++k) {
+      if (ahead.deadlines[k] != deadlines[k]) break;
+      add_fast_end_plan(deadlines[k], ahead.durations[k], result, points);
     }
+    for (; k < deadlines.size(); ++k) {
+      ahead.model->set_deadline(deadlines[k]);
+      add_fast_end_plan(deadlines[k], ahead.model->relaxed_durations(), result, points);
+    }
+  }
+
+  // The LP's durations at `deadline` rounded to a plan, measured.
+  void add_fast_end_plan(Seconds deadline, const std::optional<std::vector<double>>& durations,
+                         PipelineSolverResult& result, std::vector<ParetoPoint>& points) {
+    if (!durations) return;  // numerically infeasible at the bound: the fastest plan covers it
+    ++result.summary.fast_end_plans;
+    for (int v = 0; v < n_; ++v) {
+      // Down to a measured option, so that no path gets longer than the LP's.
+      const int i = hull(v).slowest_within((*durations)[id_[v]] * Seconds(1.0 + 1e-9));
+      map(v, i < 0 ? hull(v).fastest_option() : i);
+    }
+    points.push_back(measure_next_plan(result, deadline));
   }
 
   const OptionHull& hull(int v) const { return hulls_[set_of_[v]]; }
@@ -709,6 +762,7 @@ class Solver {
   bool warm_start_;
   bool multi_unit_;
   int threads_;
+  bool fast_end_stops_;
   std::int64_t transfer_units_ = 0;  // rounded up, like the instructions' durations
   std::vector<OptionHull> hulls_;
   double scale_ = 1.0;

@@ -259,6 +259,53 @@ TEST(PipelineSolver, FewerPassesKeepTheFullPassesPlans) {
   EXPECT_GT(runs, 1000);  // runs of steps on one cut, whose probes start mid-order, happened
 }
 
+// The steps end when a critical path from a root to the end has every instruction at its fastest
+// unit count, so the last step's planned makespan is the all-fastest one; its plan has every
+// instruction at that count or more, so it measures no less than the plan at the fastest counts'
+// options and no more than the planned makespan in seconds. With a second thread the fast end's
+// LPs are solved ahead, taking the lower bound for the fastest step's time; where the step measures
+// more they are solved again after the steps: either way the plans are those of one thread.
+TEST(PipelineSolver, LastStepIsAtTheAllFastestPlannedMakespan) {
+  Rng rng(37);
+  int at_the_bound = 0, above_it = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const int stages = static_cast<int>(rng.integer(2, 6));
+    const int microbatches = static_cast<int>(rng.integer(2, 16));
+    auto p = make_problem(stages, microbatches, trial % 2 == 0, rng.uniform(0.0, 5.0),
+                          [&] { return dvfs_like_options(rng, 12); });
+    if (trial % 3 == 0) p.transfer = Seconds(0.125 * static_cast<double>(rng.integer(0, 4)));
+    // Units that are powers of two keep the planned makespan in seconds exact.
+    const double unit = std::ldexp(1.0, -static_cast<int>(rng.integer(3, 6)));
+    PipelineSolverOptions options{Seconds(unit)};
+    // The LP thread's plans taken whatever the timing: the same solve as with one thread.
+    options.fast_end_stops_with_the_steps = false;
+    const auto result = solve_pipeline(p, options);
+    auto one_thread = options;
+    one_thread.threads = 1;
+    expect_same_solves(solve_pipeline(p, one_thread), result, trial);
+    // The all-fastest planned makespan, in units, by an independent longest path.
+    auto planned = p;
+    planned.transfer = Seconds(unit * std::ceil(p.transfer.value() / unit - 1e-9));
+    for (auto& set : planned.option_sets) {
+      double fastest = std::numeric_limits<double>::infinity();
+      for (const auto& o : set) fastest = std::min(fastest, planned_units(o, unit));
+      set = {ExecutionOption{Seconds(fastest * unit), Joules(0.0)}};
+    }
+    const std::vector<int> first(p.dag.nodes.size(), 0);
+    const double fastest_units = evaluate_independently(planned, first).time.value() / unit;
+    EXPECT_EQ(static_cast<double>(result.summary.planned_fastest_units), fastest_units)
+        << "trial " << trial;
+    const auto last_step = static_cast<std::uint32_t>(result.summary.steps);
+    const double measured = evaluate_plan(p, result.assignment(last_step)).time.value();
+    const double bound = evaluate_plan(p, at_fastest_units(p, unit)).time.value();
+    EXPECT_LE(bound, measured) << "trial " << trial;
+    EXPECT_LE(measured, fastest_units * unit * (1 + 1e-12)) << "trial " << trial;
+    (measured == bound ? at_the_bound : above_it) += 1;
+  }
+  EXPECT_GT(at_the_bound, 0);
+  EXPECT_GT(above_it, 0);
+}
+
 // One stage is a chain: time is the sum of durations, so the cheapest frontier takes the unit
 // speed-ups in increasing order of marginal cost, whichever instruction they belong to.
 TEST(PipelineSolver, ChainFrontierIsTheGreedyOrderOfMarginalCosts) {

@@ -66,6 +66,40 @@ inline double least_energy_within(const ParetoSet& points, double deadline) {
   return best;
 }
 
+// An option's time in whole units of `unit`, rounded up as the pipeline solver plans it.
+inline double planned_units(const ExecutionOption& o, double unit) {
+  return std::max(1.0, std::ceil(o.time.value() / unit - 1e-9));
+}
+
+// The plan with every instruction at the option the pipeline solver maps its fastest unit count
+// to: of the options that take that many units and are cheaper in e - P t than every faster one
+// (the others the solver never plans), the slowest.
+inline std::vector<int> at_fastest_units(const PipelineProblem& p, double unit) {
+  std::vector<int> per_set;
+  for (const auto& set : p.option_sets) {
+    std::vector<int> order(set.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    const auto cost = [&](int i) {
+      return set[i].energy.value() - p.p_blocking.value() * set[i].time.value();
+    };
+    std::sort(order.begin(), order.end(), [&](int a, int b) {
+      return set[a].time != set[b].time ? set[a].time < set[b].time : cost(a) < cost(b);
+    });
+    const double fastest_units = planned_units(set[order.front()], unit);
+    int chosen = order.front();
+    double cheapest = std::numeric_limits<double>::infinity();
+    for (int i : order) {
+      if (cost(i) >= cheapest) continue;
+      cheapest = cost(i);
+      if (planned_units(set[i], unit) == fastest_units) chosen = i;
+    }
+    per_set.push_back(chosen);
+  }
+  std::vector<int> plan;
+  for (int set : p.option_set_of) plan.push_back(per_set[set]);
+  return plan;
+}
+
 // One option set per (stage, direction), or per instruction when `per_node`.
 inline PipelineProblem make_problem(
     int stages, int microbatches, bool per_node, double p_blocking,

@@ -79,6 +79,10 @@ struct PipelineSolverOptions {
   // 2: a second thread measures each min-cut step's plan while the next step is taken (same
   // results; about 40 % of the steps' work moves off the critical thread). 1: all on the caller's.
   int threads = 2;
+  // With threads > 1, the fast end's LPs are solved on a third thread during the steps and the
+  // thread stops when the steps end (same results: the fast end solves what is left). False lets
+  // it finish first, so that tests see its plans taken whatever the timing.
+  bool fast_end_stops_with_the_steps = true;
   // Polish this many frontier points, those furthest above the frontier's lower convex hull, and
   // the fastest (frontier_polish.hpp): a local search with the time fixed that mixes options the
   // steps' convex prices cannot see. 0: off.
@@ -106,9 +110,12 @@ struct PipelineSolverSummary {
   double mean_critical_nodes = 0.0;
   std::int64_t planned_slowest_units = 0;  // longest path in time units at the start
   std::int64_t planned_fastest_units = 0;  // ... when no critical path could be shortened
-  double fast_end_seconds = 0.0;           // of solve_seconds, in the fast-end LP plans
-  int polished_plans = 0;                  // plans from polish_frontier, after the fast end's
-  double polish_seconds = 0.0;             // of solve_seconds, in polish_frontier
+  // Of solve_seconds, in the fast-end LP plans after the steps: with threads > 1 their LPs were
+  // solved during the steps when the fastest step measured the least step time (see .cpp), and
+  // the rest is waiting for them, rounding and measuring.
+  double fast_end_seconds = 0.0;
+  int polished_plans = 0;       // plans from polish_frontier, after the fast end's
+  double polish_seconds = 0.0;  // of solve_seconds, in polish_frontier
   double solve_seconds = 0.0;
   std::string to_string() const;
 };
