@@ -21,20 +21,19 @@ double group_log_variance(const ScaleFit& fit, double rows) {
 // known from the distinct rows of it each replicate drew (its own counts a row drawn twice as
 // two, but the copies share their noise), and the replicates' spread over the few fits
 // averaged rather than the whole bag. None without such a replicate or when the deviation is 0
-// (noise-free rows leave nothing to calibrate).
+// (noise-free rows leave nothing to calibrate). `drawn[b][g]`: distinct rows of group g in
+// replicate b's resample.
 void add_score(const EnergyModel& model, const std::vector<Sample>& rows,
                const std::vector<std::size_t>& group, std::size_t i,
-               const std::vector<std::vector<int>>& in_bag, std::vector<double>& scores) {
+               const std::vector<std::vector<int>>& in_bag,
+               const std::vector<std::vector<double>>& drawn, std::vector<double>& scores) {
   const Sample& s = rows[i];
   double residuals = 0.0, scale_variances = 0.0;
   int fits = 0;
   for (std::size_t b = 0; b < in_bag.size() && b + 1 < static_cast<std::size_t>(model.bags); ++b) {
-    if (in_bag[b][i] > 0) continue;
-    double drawn = 0.0;  // distinct rows of the group in the resample
-    for (std::size_t j = 0; j < rows.size(); ++j) drawn += group[j] == group[i] && in_bag[b][j] > 0;
-    if (drawn == 0.0) continue;
+    if (in_bag[b][i] > 0 || drawn[b][group[i]] == 0.0) continue;
     residuals += std::log(s.energy->value() / model.replicates[b].predict_single(s).value());
-    scale_variances += group_log_variance(model.scale_fit, drawn);
+    scale_variances += group_log_variance(model.scale_fit, drawn[b][group[i]]);
     ++fits;
   }
   if (fits == 0) return;
@@ -79,8 +78,13 @@ void calibrate_out_of_bag(EnergyModel& model, const std::vector<Sample>& rows,
   std::vector<std::size_t> group;
   for (const Sample& s : rows)
     group.push_back(index.emplace(scale_group_key(s, model.scale_by), index.size()).first->second);
+  // Counted once per replicate, not once per row: O(bags x rows), not O(bags x rows^2).
+  std::vector<std::vector<double>> drawn(in_bag.size(), std::vector<double>(index.size(), 0.0));
+  for (std::size_t b = 0; b < in_bag.size(); ++b)
+    for (std::size_t j = 0; j < rows.size(); ++j) drawn[b][group[j]] += in_bag[b][j] > 0;
   std::vector<double> scores;
-  for (std::size_t i = 0; i < rows.size(); ++i) add_score(model, rows, group, i, in_bag, scores);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    add_score(model, rows, group, i, in_bag, drawn, scores);
   if (scores.size() < kMinCalibrationScores) return;
   // A zero quantile (a tenth of the rows fitted exactly) leaves the model uncalibrated.
   model.calibration = {conformal_quantile(scores, kIntervalCoverage), scores.size()};
