@@ -436,12 +436,18 @@ class Solver {
     return measure_plan(index, result.changes.emplace_back(), deadline);
   }
 
+  // The longest path with each instruction v at option option_of(v), in real times.
+  template <class OptionOf>
+  Seconds measured_longest_path(const OptionOf& option_of) const {
+    std::vector<Seconds> start(n_);
+    return graph_.earliest_starts<Seconds>([&](int v) { return option(v, option_of(v)).time; },
+                                           problem_.transfer, start);
+  }
+
   // The longest path with every instruction at its fastest option, which is the fastest plan's
   // time up to the rounding of measuring it.
   Seconds fastest_time() const {
-    std::vector<Seconds> start(n_);
-    return graph_.earliest_starts<Seconds>(
-        [&](int v) { return option(v, hull(v).fastest_option()).time; }, problem_.transfer, start);
+    return measured_longest_path([&](int v) { return hull(v).fastest_option(); });
   }
 
   // The least time the plan of a min-cut step can measure: every instruction at the option of its
@@ -450,10 +456,7 @@ class Solver {
   // this time exactly (every Bloom and Llama-3.3-70B solve measured): the steps end on a critical
   // path at fastest unit counts from a root, and the other paths rarely measure longer.
   Seconds least_step_time() const {
-    std::vector<Seconds> start(n_);
-    return graph_.earliest_starts<Seconds>(
-        [&](int v) { return option(v, hull(v).option_at(hull(v).fastest_units())).time; },
-        problem_.transfer, start);
+    return measured_longest_path([&](int v) { return hull(v).option_at(hull(v).fastest_units()); });
   }
 
   struct FastEndAhead {
