@@ -16,6 +16,7 @@
 #include "kareus/frontier/pipeline_solver.hpp"
 #include "kareus/frontier/stage_profile.hpp"
 #include "kareus/frontier/unit_time.hpp"
+#include "kareus/planner/summary.hpp"
 #include "refine_progress.hpp"
 
 namespace kareus::cli {
@@ -191,19 +192,13 @@ std::string format_report(const PipelineSolveFlags& f, const Solved& s) {
 }
 
 Json to_json(const PipelineSolveFlags& f, const Solved& s) {
-  const auto& summary = s.result.summary;
   Json doc{{"profile", f.profile},
            {"stages", s.problem.dag.stages},
            {"microbatches", f.microbatches},
            {"p_blocking_w", f.p_blocking_w},
            {"unit_time_s", f.unit_time_ms * 1e-3},
            {"transfer_s", f.transfer_ms * 1e-3},
-           {"solver",
-            {{"steps", summary.steps},
-             {"max_flow_solves", summary.min_cuts},
-             {"fast_end_lp_plans", summary.fast_end_plans},
-             {"polished_plans", summary.polished_plans},
-             {"solve_time_s", summary.solve_seconds}}}};
+           {"solver", planner::to_json(s.result.summary, milliseconds(f.unit_time_ms))}};
   Json points = Json::array();
   for (std::size_t i = 0; i < s.points.size(); ++i) {
     Json point{{"time_s", s.points[i].time.value()}, {"energy_j", s.points[i].energy.value()}};

@@ -47,6 +47,7 @@ struct PlanFlags {
   double switch_latency_ms = kDefaultSwitchLatency.value() * 1e3;
   bool json = false;
   bool quiet = false;
+  bool verbose = false;
   bool wide = false;
   std::string enforceable = "all";
 };
@@ -175,7 +176,10 @@ void register_plan_command(CLI::App& app) {
                   "(megatron, perseus)")
       ->capture_default_str();
   cmd->add_flag("--json", f->json, "Print summary.json on stdout");
-  cmd->add_flag("--quiet", f->quiet, "No progress on stderr and no table on stdout");
+  auto* quiet = cmd->add_flag("--quiet", f->quiet, "No progress on stderr and no table on stdout");
+  cmd->add_flag("--verbose", f->verbose,
+                "Also, per method on stderr, the pipeline solver's steps and where its time went")
+      ->excludes(quiet);
   cmd->add_flag(
       "--wide", f->wide,
       "Every column of the table, in joules (default: the main ones, within 120 columns)");
@@ -206,7 +210,7 @@ void register_plan_command(CLI::App& app) {
     opt.make_executor = plan_executors(mpi, index, opt);
     std::optional<PlanProgressLine> progress;
     if (!f->quiet) {
-      progress.emplace(stderr);
+      progress.emplace(stderr, f->verbose);
       opt.on_progress = [&progress](const planner::PlanProgress& p) { (*progress)(p); };
       opt.on_refine_progress = [&progress](planner::Method m, const frontier::RefineProgress& p) {
         progress->refine(m, p);

@@ -41,8 +41,17 @@ std::string finished_line(const planner::PlanProgress& p, double elapsed_s) {
   return line;
 }
 
-PlanProgressLine::PlanProgressLine(std::FILE* out)
-    : out_(out), tty_(isatty(fileno(out)) != 0), refine_lines_(out), ticker_([this] { tick(); }) {}
+// The summary of frontier::solve_pipeline, as pipeline-solve prints it, named by its method.
+std::string solver_line(const planner::PlanProgress& p) {
+  return fmt::format("{}: {}", planner::to_string(p.method), p.solver.to_string());
+}
+
+PlanProgressLine::PlanProgressLine(std::FILE* out, bool verbose)
+    : out_(out),
+      tty_(isatty(fileno(out)) != 0),
+      verbose_(verbose),
+      refine_lines_(out),
+      ticker_([this] { tick(); }) {}
 
 PlanProgressLine::~PlanProgressLine() {
   {
@@ -60,9 +69,9 @@ void PlanProgressLine::operator()(const planner::PlanProgress& p) {
   const double elapsed = std::chrono::duration<double>(now - start).count();
   if (p.finished) {
     // The summary replaces the redrawn line and stays: it is never a count that stopped short.
-    std::fputs(
-        ((tty_ ? "\r" : "") + finished_line(p, elapsed) + (tty_ ? "\x1b[K\n" : "\n")).c_str(),
-        out_);
+    std::string text = (tty_ ? "\r" : "") + finished_line(p, elapsed) + (tty_ ? "\x1b[K\n" : "\n");
+    if (verbose_) text += solver_line(p) + "\n";
+    std::fputs(text.c_str(), out_);
     std::fflush(out_);
     if (running_ && running_->method == p.method) running_.reset();
     return;

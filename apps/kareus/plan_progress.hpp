@@ -21,7 +21,8 @@ namespace kareus::cli {
 
 class PlanProgressLine {
  public:
-  explicit PlanProgressLine(std::FILE* out);
+  // `verbose`: each method's summary line is followed by its pipeline solver's (solver_line).
+  PlanProgressLine(std::FILE* out, bool verbose);
   ~PlanProgressLine();
   PlanProgressLine(const PlanProgressLine&) = delete;
   PlanProgressLine& operator=(const PlanProgressLine&) = delete;
@@ -37,6 +38,7 @@ class PlanProgressLine {
 
   std::FILE* out_;
   bool tty_;
+  bool verbose_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;
@@ -51,5 +53,6 @@ class PlanProgressLine {
 // The text of a progress line; exposed for the tests. `elapsed_s` is the method's time so far.
 std::string running_line(const planner::PlanProgress& p, double elapsed_s);
 std::string finished_line(const planner::PlanProgress& p, double elapsed_s);
+std::string solver_line(const planner::PlanProgress& p);
 
 }  // namespace kareus::cli

@@ -230,7 +230,7 @@ void bind_plan(py::module_& m) {
             return to_python(read_locked([&] { return planner::to_json(r); }));
           },
           "The plan as summary.json of `kareus plan` has it: workload and, per method, the "
-          "frontier, its ends, measurements and metrics.")
+          "frontier, its ends, measurements, metrics and the pipeline solver's summary.")
       .def(
           "metrics",
           [](const planner::PlanResult& r, const std::string& method) {

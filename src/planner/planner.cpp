@@ -286,6 +286,7 @@ void solve_method(const workload::Workload& w, const PlanOptions& options,
   frontier::PipelineSolverOptions so;
   so.unit_time = options.unit_time;
   result.solver = frontier::solve_pipeline(result.problem, so);
+  result.unit_time = so.unit_time;
 
   const double gpus = w.total_gpus();
   result.tail_time = tail.time;
@@ -374,6 +375,7 @@ PlanResult plan(const workload::Workload& w, const PlanOptions& options) {
       done.frontier_points = r.frontier.size();
       done.profiling_gpu_hours = r.profiling_gpu_hours;
       done.profiling_gpu_hours_reused = r.profiling_gpu_hours_reused;
+      done.solver = r.solver.summary;
       options.on_progress(done);
     }
   };

@@ -24,6 +24,23 @@ Json to_json(const SelectionRefinement& r) {
           {"time_s", r.seconds}};
 }
 
+// One line per field: a field the solver's summary gains is one line here.
+Json to_json(const frontier::PipelineSolverSummary& s, Seconds unit_time) {
+  return {{"unit_time_s", unit_time.value()},
+          {"steps", s.steps},
+          {"max_flow_solves", s.min_cuts},
+          {"fallback_steps", s.fallback_steps},
+          {"multi_unit_steps", s.multi_unit_steps},
+          {"mean_critical_instructions", s.mean_critical_nodes},
+          {"planned_slowest_units", s.planned_slowest_units},
+          {"planned_fastest_units", s.planned_fastest_units},
+          {"fast_end_lp_plans", s.fast_end_plans},
+          {"fast_end_time_s", s.fast_end_seconds},
+          {"polished_plans", s.polished_plans},
+          {"polish_time_s", s.polish_seconds},
+          {"solve_time_s", s.solve_seconds}};
+}
+
 Json to_json(const PlanResult& result) {
   Json methods = Json::object();
   for (const auto& [m, r] : result.methods) {
@@ -42,7 +59,8 @@ Json to_json(const PlanResult& result) {
                              {"measurements_reused", r.measurements_reused},
                              {"profiling_gpu_hours", r.profiling_gpu_hours},
                              {"profiling_gpu_hours_reused", r.profiling_gpu_hours_reused},
-                             {"metrics", to_json(result.metrics.at(m))}};
+                             {"metrics", to_json(result.metrics.at(m))},
+                             {"solver", to_json(r.solver.summary, r.unit_time)}};
   }
   return {{"workload", result.workload.to_json()}, {"methods", methods}};
 }

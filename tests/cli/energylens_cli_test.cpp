@@ -2,6 +2,7 @@
 // output, and rows the catalogues cannot describe are refused before anything is printed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -234,6 +235,32 @@ TEST(EnergyLensCli, SteadyStateCandidatesOfADrainedFitAreNoted) {
     ASSERT_EQ(text.exit_code, 0) << text.err;
     EXPECT_EQ(text.err, "note: " + j["notes"][0].get<std::string>() + "\n") << command;
   }
+}
+
+// A fresh fit's `drained` says what its ranges say (a `requests` range), but a file saved before
+// the ranges were kept has only `drained`: it still notes steady-state candidates, and one older
+// still (neither key) does not. So `drained` stays in the file rather than being derived.
+TEST(EnergyLensCli, OldModelFilesKeepTheirDrainNote) {
+  const DrainFiles f;
+  Json model = Json::parse(std::ifstream(f.model));
+  EXPECT_TRUE(model["drained"].get<bool>());
+  EXPECT_TRUE(model["training_ranges"].contains("requests"));
+  const fs::path old = fs::temp_directory_path() / "kareus_el_cli_drain_old_model.json";
+  // Whether predict notes the steady state (a file without ranges also says it checks none).
+  const auto notes_steady_state = [&](const Json& file) {
+    std::ofstream(old) << file.dump();
+    const auto r = testing::run_cli(kBinary, "energylens predict --json --fit " + old.string() +
+                                                 " --data " + f.steady.string());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const Json notes = Json::parse(r.out)["notes"];
+    return std::any_of(notes.begin(), notes.end(), [](const Json& n) {
+      return n.get<std::string>().find("predicted in steady state") != std::string::npos;
+    });
+  };
+  model.erase("training_ranges");
+  EXPECT_TRUE(notes_steady_state(model));
+  model.erase("drained");
+  EXPECT_FALSE(notes_steady_state(model));
 }
 
 // Candidates beyond the training rows' batches are named with the variable, their value and the

@@ -1,8 +1,10 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "common/run_cli.hpp"
 #include "common/scratch_dir.hpp"
@@ -150,6 +152,54 @@ TEST(PlanCli, MilpNodesRefineTheDeadlineSelectionInEveryOutput) {
       << table.err;
 }
 
+// Each method's pipeline solve in summary.json (methods.<m>.solver) and, with --verbose, one
+// stderr line per method that says the same; pipeline-solve --json's solver has the same fields.
+TEST(PlanCli, SolverSummaryPerMethodInJsonAndVerboseProgress) {
+  const auto r = kareus(
+      "plan --model llama3.2-3b --tp 8 --pp 2 --mbs 8 --seq 4096 --microbatches 4 --db " +
+      (kTmp / "store.sqlite").string() + " --methods megatron,perseus,kareus --json --verbose");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = parse(r);
+  std::vector<std::string> err_lines;
+  std::istringstream err(r.err);
+  for (std::string l; std::getline(err, l);) err_lines.push_back(l);
+  // Off a terminal: each method's summary line, then its solver's.
+  ASSERT_EQ(err_lines.size(), 6u) << r.err;
+  std::size_t line = 0;
+  for (const char* m : {"megatron", "perseus", "kareus"}) {
+    SCOPED_TRACE(m);
+    const auto solver = doc.root().at("methods").at(m).at("solver");
+    const auto steps = solver.integer("steps");
+    const auto slowest = solver.integer("planned_slowest_units");
+    const auto fastest = solver.integer("planned_fastest_units");
+    EXPECT_DOUBLE_EQ(solver.number("unit_time_s"), 0.001);
+    EXPECT_GE(solver.number("solve_time_s"), 0.0);
+    EXPECT_GE(solver.number("fast_end_time_s"), 0.0);
+    EXPECT_GE(solver.number("polish_time_s"), 0.0);
+    EXPECT_GE(solver.integer("max_flow_solves"), 0);
+    EXPECT_EQ(steps, slowest - fastest);  // each min-cut step is one time unit
+    // Megatron runs every instruction at the top clock: one option each, nothing to step.
+    if (std::string(m) == "megatron")
+      EXPECT_EQ(steps, 0);
+    else
+      EXPECT_GT(steps, 0);
+    EXPECT_EQ(err_lines[line++].rfind(std::string(m) + ": done in ", 0), 0u);
+    EXPECT_EQ(err_lines[line++].rfind(
+                  fmt::format("{}: pipeline solver: {} steps ({} max-flow "
+                              "solves) from {} to {} time units",
+                              m, steps, solver.integer("max_flow_solves"), slowest, fastest),
+                  0),
+              0u)
+        << err_lines[line - 1];
+  }
+  const auto solve = kareus("pipeline-solve --stage-profile " + std::string(KAREUS_TEST_DATA_DIR) +
+                            "/frontier/gpt3-175b+a40_bf16.csv --microbatches 4 --p-blocking 70 "
+                            "--json");
+  ASSERT_EQ(solve.exit_code, 0) << solve.err;
+  EXPECT_EQ(parse(solve).root().at("solver").keys(),
+            doc.root().at("methods").at("perseus").at("solver").keys());
+}
+
 TEST(PlanCli, OutWritesFrontiersSummaryAndALoadableSchedule) {
   const auto out = kTmp / "out";
   const auto artifact = kTmp / "artifact";
@@ -187,6 +237,7 @@ TEST(PlanCli, BadInputGivesOneLineExitCode2AndNoFiles) {
       {plan_args("--methods ," + to), "give at least one method"},
       {plan_args("--strategy greedy" + to), "greedy"},
       {plan_args("--deadline 5 --energy-budget 9000" + to), "excludes"},
+      {plan_args("--verbose" + to), "--quiet excludes --verbose"},
       {plan_args("--noise 0.7" + to), "--noise = 0.7"},
       {plan_args("--unit-time-ms 0" + to), "--unit-time-ms = 0"},
       {"plan --model llama3.2-3b --tp 8 --pp 2 --mbs 3 --microbatches 4 --methods kareus --quiet",

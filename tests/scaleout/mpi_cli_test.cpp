@@ -58,6 +58,14 @@ std::string read(const fs::path& path) {
   return ss.str();
 }
 
+// The solver's wall times (`*time_s` but its unit) differ run to run; its counts do not.
+void drop_wall_times(Json& solver) {
+  for (auto it = solver.begin(); it != solver.end();) {
+    const bool wall = it.key().ends_with("time_s") && it.key() != "unit_time_s";
+    it = wall ? solver.erase(it) : std::next(it);
+  }
+}
+
 // GPU-hours count clock settles, and each rank settles its own GPU, so N ranks settle a few
 // times more or less than one process; everything the search decides is compared exactly. A
 // resumed run also differs in what it reused.
@@ -66,6 +74,7 @@ void drop_cost(Json& j, bool resumed) {
     for (const char* key : {"profiling_gpu_hours", "profiling_gpu_hours_reused", "gpu_hours",
                             "gpu_hours_reused", "db"})
       j.erase(key);
+    if (j.contains("solver")) drop_wall_times(j["solver"]);
     if (resumed) j.erase("measurements_reused");
     for (auto& [key, value] : j.items()) drop_cost(value, resumed);
   } else if (j.is_array()) {

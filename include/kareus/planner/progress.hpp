@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <string>
 
+#include "kareus/frontier/pipeline_solver.hpp"
+
 namespace kareus::planner {
 
 enum class Method;
@@ -24,6 +26,8 @@ struct PlanProgress {
   std::size_t frontier_points = 0;
   double profiling_gpu_hours = 0;         // the method's cost, reused measurements included
   double profiling_gpu_hours_reused = 0;  // of which the store answered
+  // Once finished: where the method's pipeline solve spent its time, a selection's polish included.
+  frontier::PipelineSolverSummary solver{};
 };
 
 }  // namespace kareus::planner

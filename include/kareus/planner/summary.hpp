@@ -12,9 +12,12 @@ Json to_json(const IterationPoint& point);
 Json to_json(const Metrics& metrics);  // a reduction that has no baseline is null
 // {"max_nodes", "improved", "time_capped", "time_s"}, as pipeline-solve's milp_refinement.
 Json to_json(const SelectionRefinement& refinement);
+// The pipeline solver's summary, as summary.json's methods.<m>.solver and pipeline-solve --json's
+// solver: counts, times in seconds (`*_time_s`), and `*_units` in `unit_time_s`.
+Json to_json(const frontier::PipelineSolverSummary& summary, Seconds unit_time);
 
 // {"workload": ..., "methods": {name: {frontier, ten_point_frontier, max_throughput, min_energy,
-// frontier_size, measurements, measurements_reused, profiling_gpu_hours, metrics}}}.
+// frontier_size, measurements, measurements_reused, profiling_gpu_hours, metrics, solver}}}.
 Json to_json(const PlanResult& result);
 
 // What was chosen and why, and where the figures came from.
