@@ -7,7 +7,8 @@ how far TPOT x output / running batch accounts for the deployment's seconds per 
 prints, per GPU and batch band, how TPOT, throughput, power and energy per output token move
 between neighbouring batches of one (workload, GPU, model, TP, PP), how close the GPUs come to
 their power limit and to the compute bound (GPUs x peak BF16 FLOP/s / 2 FLOP per parameter per
-token), and the throughput each configuration reaches at its largest batch.
+token), the throughput each configuration reaches at its largest batch, and how much of the power
+per GPU a static power plus a utilisation that follows the GPU count and the batch explains.
 
 These are measurement outputs: EnergyLens never reads them (docs/benchmarks/energylens.md,
 "power and time of the ranking misses").
@@ -28,13 +29,14 @@ BANDS = ((0, 64), (64, 256), (256, 768), (768, math.inf))
 
 
 def gpu_catalogue():
-    """Display name -> (power limit W, peak BF16 FLOP/s), from data/gpus."""
+    """Display name -> (power limit W, peak BF16 FLOP/s, static power W), from data/gpus."""
     out = {}
     for path in (ROOT / "data" / "gpus").glob("*.json"):
         g = json.loads(path.read_text())
         name = g["display_name"].split(" (")[0]
         out[name] = (g["power_limit_default_w"]["value"],
-                     g["peak_bf16_dense_tflops"]["value"] * 1e12)
+                     g["peak_bf16_dense_tflops"]["value"] * 1e12,
+                     g["static_power_w"]["value"])
     return out
 
 
@@ -83,7 +85,7 @@ def per_band(rows, gpus):
     cells = defaultdict(list)
     for a, b in steps(rows):
         db = math.log(num(b, "max_batch_reqs") / num(a, "max_batch_reqs"))
-        limit, peak = gpus[b["gpu"]]
+        limit, peak, _ = gpus[b["gpu"]]
         n = num(b, "num_gpus")
         el = {k: math.log(num(b, k) / num(a, k)) / db for k in
               ("avg_tpot_s", "token_throughput_tok_s", "avg_power_all_gpus_W",
@@ -149,6 +151,68 @@ def saturation(rows):
               f"{params} | {gpus} |")
 
 
+def demeaned(values, groups):
+    """values less their group's mean (the within-group variation a group multiplier leaves)."""
+    sums, counts = defaultdict(float), defaultdict(int)
+    for v, g in zip(values, groups):
+        sums[g] += v
+        counts[g] += 1
+    return [v - sums[g] / counts[g] for v, g in zip(values, groups)]
+
+
+def least_squares(columns, target):
+    """Coefficients of target on the columns (no intercept), by the normal equations."""
+    k = len(columns)
+    a = [[sum(x * y for x, y in zip(columns[i], columns[j])) for j in range(k)]
+         + [sum(x * t for x, t in zip(columns[i], target))] for i in range(k)]
+    for i in range(k):  # Gauss-Jordan; the columns here are few and far from collinear
+        a[i] = [x / a[i][i] for x in a[i]]
+        for j in range(k):
+            if j != i:
+                a[j] = [x - a[j][i] * y for x, y in zip(a[j], a[i])]
+    return [a[i][k] for i in range(k)]
+
+
+def power_law(rows, gpus):
+    """Power per GPU = static + (limit - static) x u, with the utilisation u a power law of the
+    load proxies the model has (GPUs = TP x PP, batch) within each (workload, GPU, model): how
+    much of the power per GPU's variation it explains, as R^2 of log power per GPU."""
+    groups = [(r["workload"], r["gpu"], r["model"]) for r in rows]
+    static = [gpus[r["gpu"]][2] for r in rows]
+    span = [gpus[r["gpu"]][0] - s for r, s in zip(rows, static)]
+    power = [num(r, "avg_power_all_gpus_W") / num(r, "num_gpus") for r in rows]
+    log_u = [math.log((p - s) / w) for p, s, w in zip(power, static, span)]
+    proxies = {"GPUs": [math.log(num(r, "tp") * num(r, "pp")) for r in rows],
+               "TP": [math.log(num(r, "tp")) for r in rows],
+               "PP": [math.log(num(r, "pp")) for r in rows],
+               "batch": [math.log(num(r, "max_batch_reqs")) for r in rows]}
+    mean_log_p = statistics.mean(math.log(p) for p in power)
+    total = sum((math.log(p) - mean_log_p) ** 2 for p in power)
+    print(f"\npower per GPU = static + (limit - static) x u (data/gpus), {len(rows)} rows: "
+          f"u from {min(math.exp(x) for x in log_u):.2f} to {max(math.exp(x) for x in log_u):.2f}"
+          f" (median {math.exp(statistics.median(log_u)):.2f})")
+    print("| law of u | elasticities | R^2 of log power per GPU | median abs log error |")
+    print("|---|---|---|---|")
+    laws = (("one u per GPU type", [], [r["gpu"] for r in rows]),
+            ("one u per (workload, GPU, model)", [], groups),
+            ("  x GPUs^c", ["GPUs"], groups),
+            ("  x batch^c", ["batch"], groups),
+            ("  x GPUs^c x batch^c", ["GPUs", "batch"], groups),
+            ("  x TP^c x PP^c x batch^c", ["TP", "PP", "batch"], groups))
+    for name, used, by in laws:
+        cols = [demeaned(proxies[p], by) for p in used]
+        coef = least_squares(cols, demeaned(log_u, by)) if cols else []
+        fitted = [u - e for u, e in zip(log_u, demeaned(log_u, by))]  # the groups' means
+        for c, p in zip(coef, used):
+            means = [x - d for x, d in zip(proxies[p], demeaned(proxies[p], by))]
+            fitted = [f + c * (x - m) for f, x, m in zip(fitted, proxies[p], means)]
+        err = [math.log((s + w * math.exp(f)) / p)
+               for f, s, w, p in zip(fitted, static, span, power)]
+        r2 = 1 - sum(e * e for e in err) / total
+        el = ", ".join(f"{p} {c:+.2f}" for p, c in zip(used, coef)) or "-"
+        print(f"| {name} | {el} | {r2:.3f} | {statistics.median(abs(e) for e in err):.3f} |")
+
+
 def main():
     default = ROOT / "data/energylens/mlenergy-v2/mlenergy_v2_llm_configs.csv"
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else default
@@ -159,6 +223,7 @@ def main():
     per_band(rows, gpus)
     beyond_by_workload(rows)
     saturation(rows)
+    power_law(rows, gpus)
 
 
 if __name__ == "__main__":
