@@ -18,6 +18,10 @@ struct ClpLp {
             const std::vector<double>& values, const std::vector<double>& column_lower,
             const std::vector<double>& column_upper, const std::vector<double>& objective,
             const std::vector<double>& row_lower, const std::vector<double>& row_upper);
+  // The first solve by CLP's interior point method, crossed over to an optimal basis that the
+  // warm-started resolves start from, instead of dual simplex from the slack basis. Call after
+  // load().
+  void first_solve_by_interior_point();
   // The first solve from scratch, later ones warm-started; true when optimal.
   bool solve();
 };

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <ClpSolve.hpp>
 #include <CoinPackedVector.hpp>
 
 #include "kareus/frontier/deadline_model.hpp"
@@ -165,7 +166,13 @@ std::vector<int> rounded(const PipelineProblem& p, const std::vector<double>& du
 TEST(FastEndLp, DurationsDoNotDependOnClpSettings) {
   Rng rng(54);
   const std::vector<std::function<void(OsiClpSolverInterface&)>> settings = {
-      [](OsiClpSolverInterface&) {},
+      [](OsiClpSolverInterface&) {},  // the first solve by the interior point method
+      [](OsiClpSolverInterface& s) {  // ... by dual simplex from the slack basis instead
+        ClpSolve dual;
+        dual.setSolveType(ClpSolve::useDual);
+        dual.setSpecialOption(2, 1);
+        s.setSolveOptions(dual);
+      },
       [](OsiClpSolverInterface& s) { s.setHintParam(OsiDoDualInInitial, false, OsiHintDo); },
       [](OsiClpSolverInterface& s) { s.setHintParam(OsiDoPresolveInInitial, false, OsiHintDo); },
       [](OsiClpSolverInterface& s) { s.getModelPtr()->setPerturbation(50); },
