@@ -1,5 +1,6 @@
 #include "clp_lp.hpp"
 
+#include <ClpDualRowDantzig.hpp>
 #include <ClpSolve.hpp>
 #include <CoinPackedMatrix.hpp>
 
@@ -34,10 +35,13 @@ void ClpLp::load(const std::vector<int>& rows, const std::vector<int>& columns,
                      row_lower.data(), row_upper.data());
 }
 
-void ClpLp::first_solve_by_interior_point() {
+void ClpLp::any_optimal_vertex_will_do() {
   ClpSolve options = threaded_options();
   options.setSolveType(ClpSolve::useBarrier);  // with crossover: the resolves need a basis
   solver.setSolveOptions(options);
+  // Each resolve starts its steepest-edge weights afresh, and takes a few dozen pivots.
+  ClpDualRowDantzig dantzig;
+  solver.getModelPtr()->setDualRowPivotAlgorithm(dantzig);
 }
 
 bool ClpLp::solve() {
