@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <ClpDualRowSteepest.hpp>
+#include <ClpSolve.hpp>
 #include <CoinPackedVector.hpp>
 
 #include "kareus/frontier/deadline_model.hpp"
@@ -165,7 +167,15 @@ std::vector<int> rounded(const PipelineProblem& p, const std::vector<double>& du
 TEST(FastEndLp, DurationsDoNotDependOnClpSettings) {
   Rng rng(54);
   const std::vector<std::function<void(OsiClpSolverInterface&)>> settings = {
-      [](OsiClpSolverInterface&) {},
+      [](OsiClpSolverInterface&) {},  // the interior point method, then Dantzig's rule
+      [](OsiClpSolverInterface& s) {  // dual simplex from the slack basis, then steepest edge
+        ClpSolve dual;
+        dual.setSolveType(ClpSolve::useDual);
+        dual.setSpecialOption(2, 1);
+        s.setSolveOptions(dual);
+        ClpDualRowSteepest steepest;
+        s.getModelPtr()->setDualRowPivotAlgorithm(steepest);
+      },
       [](OsiClpSolverInterface& s) { s.setHintParam(OsiDoDualInInitial, false, OsiHintDo); },
       [](OsiClpSolverInterface& s) { s.setHintParam(OsiDoPresolveInInitial, false, OsiHintDo); },
       [](OsiClpSolverInterface& s) { s.getModelPtr()->setPerturbation(50); },
