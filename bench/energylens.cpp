@@ -14,6 +14,7 @@
 #include <string>
 
 #include "energylens_misses.hpp"
+#include "energylens_shapes.hpp"
 #include "kareus/core/paths.hpp"
 #include "kareus/core/rng.hpp"
 #include "kareus/core/table.hpp"
@@ -243,7 +244,7 @@ std::string pct100(const el::Stat& s) {
 
 // With --intervals, only the calibration table (the rest takes several minutes more); with
 // --misses, only where the random split's separated pairs are ordered wrong
-// (energylens_misses.hpp).
+// (energylens_misses.hpp); with --shapes, only the fitted shape parameters (energylens_shapes.hpp).
 int main(int argc, char** argv) {
   const std::string only = argc > 1 ? argv[1] : "";
   const bool intervals_only = only == "--intervals";
@@ -277,6 +278,11 @@ int main(int argc, char** argv) {
     o.progress = false;
     o.fit.descriptors = true;
     o.fit.bags = el::kDefaultBags;
+    if (only == "--shapes") {
+      std::printf("### %s: shape parameters (random split)\n\n%s\n", s.name.c_str(),
+                  shapes::table(imported.data, o).c_str());
+      continue;
+    }
     if (only == "--misses") {
       std::printf("### %s: separated pairs ordered wrong (random split)\n\n%s\n", s.name.c_str(),
                   misses::diagnose(imported.data, o).c_str());
@@ -327,7 +333,7 @@ int main(int argc, char** argv) {
         interval_coverage(imported.data, o.fit, o.seeds, 0), kReplicates,
         interval_coverage(imported.data, o.fit, o.seeds, kReplicates));
   }
-  if (only == "--misses") return 0;
+  if (only == "--misses" || only == "--shapes") return 0;
   const std::string intervals =
       fmt::format("## Interval calibration (bag of {}, 50 training rows, 10 seeds)\n\n{}\n",
                   el::kDefaultBags, calibration.render_markdown());

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "energylens_splits.hpp"
 #include "kareus/core/rng.hpp"
 #include "kareus/core/statistics.hpp"
 #include "kareus/core/table.hpp"
@@ -274,24 +275,11 @@ class Diagnosis {
   double misses_ = 0.0;
 };
 
-// The evaluation's random splits (evaluate.cpp's random_splits: same seeds, same rows), energylens
-// alone.
+// The evaluation's random splits, energylens alone.
 inline std::string diagnose(const el::Dataset& d, const el::EvaluateOptions& o) {
-  kareus::Rng rng(o.seed);
   Diagnosis diagnosis;
-  for (int s = 0; s < o.seeds; ++s) {
-    const std::uint64_t split_seed = rng.fork_seed();
-    kareus::Rng split(split_seed);
-    const std::vector<std::size_t> order =
-        split.sample_without_replacement(d.samples.size(), d.samples.size());
-    std::vector<el::Sample> train;
-    for (std::size_t i = 0; i < o.train_size; ++i) train.push_back(d.samples[order[i]]);
-    std::vector<std::size_t> test(order.begin() + static_cast<long>(o.train_size), order.end());
-    std::sort(test.begin(), test.end());
-    el::FitOptions f = o.fit;
-    f.seed = split_seed;
-    diagnosis.add_split(d, el::fit_energy_model(train, f), test);
-  }
+  splits::for_each_random_split(
+      d, o, [&](const el::EnergyModel& m, const auto& test) { diagnosis.add_split(d, m, test); });
   return diagnosis.render();
 }
 

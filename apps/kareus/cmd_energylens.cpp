@@ -49,6 +49,7 @@ struct FitArgs {
   std::string run_start_term = "on";
   int bags = el::kDefaultBags;
   std::string pooling = "off";
+  std::string shape_prior = "on";
 
   void add(CLI::App* cmd) {
     cmd->add_option("--loss", loss,
@@ -89,6 +90,11 @@ struct FitArgs {
                     "regression by the row noise over the group effects' variance (estimated "
                     "from the fit), so groups with one row inform the shape; off: multipliers "
                     "free during the fit");
+    cmd->add_option("--shape-prior", shape_prior,
+                    "on: a normal prior on the batch, offset and TP/PP exponents around their "
+                    "physical values, weighted by the row noise over the row count (MAP); off: "
+                    "the rows alone")
+        ->check(CLI::IsMember({"on", "off"}));
   }
   el::FitOptions options() const {
     el::FitOptions o;
@@ -103,6 +109,7 @@ struct FitArgs {
     o.run_start_term = run_start_term == "on";
     o.bags = bags;
     o.pooling = el::parse_pooling(pooling);
+    o.shape_prior = shape_prior == "on";
     return o;
   }
 };

@@ -34,7 +34,8 @@ struct Problem {
   bool runs = false;
   // The parameters the optimiser moves: all but tau_r without runs.
   std::vector<std::size_t> moved;
-  detail::Pooling pooling;  // weight 0 (the default): every group's multiplier free
+  detail::Pooling pooling;    // weight 0 (the default): every group's multiplier free
+  double prior_weight = 0.0;  // the shape prior's (0: none)
 
   Problem(const std::vector<Sample>& rows, Loss l, const std::vector<std::string>& by,
           bool descriptors = false, bool parallel_terms = true, bool kv_term = true,
@@ -59,9 +60,10 @@ struct Problem {
       if (runs || k != tau_r) moved.push_back(k);
   }
 
-  // `pooled` false: each group's own multiplier, whatever the pooling.
+  // `objective` false: the rows' loss alone, each group with its own multiplier, whatever the
+  // pooling and the shape prior.
   double evaluate(const Params& p, Gradient* grad, std::vector<double>* scales_out,
-                  bool pooled = true) const {
+                  bool objective = true) const {
     const std::size_t n = x.size();
     std::vector<double> f(n), df(grad ? n * kParams : 0);
     for (std::size_t i = 0; i < n; ++i) {
@@ -76,14 +78,14 @@ struct Problem {
     std::vector<double> g;
     const double v = detail::scaled_loss(loss, f, energy, groups, grad ? &df : nullptr, kParams,
                                          grad ? &g : nullptr, scales_out, huber_threshold,
-                                         pooled ? &pooling : nullptr);
+                                         objective ? &pooling : nullptr);
     if (grad) {
       if (g.size() == kParams)
         std::copy(g.begin(), g.end(), grad->begin());
       else
         grad->fill(0.0);
     }
-    return v;
+    return objective && prior_weight > 0.0 ? v + shape_prior_penalty(p, prior_weight, grad) : v;
   }
 
   // With the non-linear parameters fixed the closed form is linear in a_p, a_d and the
@@ -259,15 +261,10 @@ std::vector<GroupEvidence> group_evidence(const Problem& problem, const std::vec
 // The scale term at `p`: the groups' own multipliers (free, whatever the problem's pooling)
 // regressed on their descriptors, with the row noise from the residuals around them, or with
 // the row noise and group variance of `variances` when given.
-ScaleFit scale_term_at(const Params& p, const Problem& problem,
-                       std::vector<GroupEvidence>& evidence, std::vector<GroupScale>& per_group,
-                       const ScaleFit* variances = nullptr) {
-  std::vector<double> scales;
-  problem.evaluate(p, nullptr, &scales, false);
-  const std::size_t groups = scales.size();
-  // Row noise: log residuals around each group's multiplier, over the degrees of freedom the
-  // fit leaves. Counting only the multipliers would leave the shape parameters' fit to these
-  // same rows in the residuals and make the intervals too narrow.
+// Row noise at `p`: the variance of the log residuals around each group's own multiplier
+// (`scales`), over the degrees of freedom the fit leaves. Counting only the multipliers would
+// leave the shape parameters' fit to these same rows in the residuals and make it too small.
+double row_noise(const Params& p, const Problem& problem, const std::vector<double>& scales) {
   double squares = 0.0;
   for (std::size_t i = 0; i < problem.x.size(); ++i) {
     const double fitted = scales[problem.groups.of_row[i]] * closed_form(p, problem.x[i]);
@@ -277,12 +274,20 @@ ScaleFit scale_term_at(const Params& p, const Problem& problem,
   // count, the old, optimistic estimate, rather than to no noise at all.
   const double n = static_cast<double>(problem.x.size());
   double dof = n - static_cast<double>(fitted_directions(p, problem));
-  if (dof < 1.0) dof = n - static_cast<double>(groups);
-  for (std::size_t g = 0; g < groups; ++g) evidence[g].log_scale = std::log(scales[g]);
+  if (dof < 1.0) dof = n - static_cast<double>(scales.size());
+  return dof >= 1.0 ? squares / dof : 0.0;
+}
+
+ScaleFit scale_term_at(const Params& p, const Problem& problem,
+                       std::vector<GroupEvidence>& evidence, std::vector<GroupScale>& per_group,
+                       const ScaleFit* variances = nullptr) {
+  std::vector<double> scales;
+  problem.evaluate(p, nullptr, &scales, false);
+  for (std::size_t g = 0; g < scales.size(); ++g) evidence[g].log_scale = std::log(scales[g]);
   if (variances)
     return fit_scale(evidence, variances->row_variance, kScaleRidge, per_group,
                      variances->group_variance);
-  return fit_scale(evidence, dof >= 1.0 ? squares / dof : 0.0, kScaleRidge, per_group);
+  return fit_scale(evidence, row_noise(p, problem, scales), kScaleRidge, per_group);
 }
 
 void fit_scale_term(EnergyModel& model, const Problem& problem, std::vector<GroupEvidence> evidence,
@@ -381,6 +386,36 @@ ScaleFit fit_pooled(Problem& problem, std::vector<GroupEvidence> evidence, Param
   return unpooled;
 }
 
+// Every shape parameter at its prior's centre, the others as any start.
+Params prior_start(const Problem& problem) {
+  Params p{};
+  for (const ShapePrior& s : shape_priors())
+    p[s.param] = s.log_scale ? std::exp(s.centre) : s.centre;
+  return start_from(problem, p);
+}
+
+// MAP in one step, as the pooling's empirical Bayes: the row noise sigma^2 of the unpenalised fit
+// `p`, then the loss (a mean over n rows of about the squared log error, so n / (2 sigma^2) times
+// it is the rows' negative log likelihood) plus sigma^2 / n times the prior's sum of squared
+// standardised deviations (twice its negative log density) minimised from `p` and from the prior's
+// centre; the lower objective wins. A runaway exponent sits in its own basin, which a descent from
+// `p` alone need not leave.
+void fit_with_prior(Problem& problem, Params& p, int max_iterations) {
+  std::vector<double> scales;
+  problem.evaluate(p, nullptr, &scales, false);
+  // Huber's loss is squared only within its threshold, kHuberK robust standard deviations: the
+  // squared residuals of the rows beyond it (the outliers it is there for) would inflate sigma^2.
+  const double sigma2 = problem.loss == Loss::kHuber
+                            ? std::pow(problem.huber_threshold / kHuberK, 2)
+                            : row_noise(p, problem, scales);
+  problem.prior_weight = sigma2 / static_cast<double>(problem.x.size());
+  if (!(problem.prior_weight > 0.0)) return;
+  Start best = run_lbfgsb(problem, p, max_iterations);
+  const Start centred = run_lbfgsb(problem, prior_start(problem), max_iterations);
+  if (centred.loss < best.loss) best = centred;
+  p = best.params;
+}
+
 Params random_start(Rng& rng) {
   Params p{};
   p[b_p] = rng.uniform(-1.0, 1.2);
@@ -410,6 +445,35 @@ std::string_view loss_name(Loss loss) {
       return "huber";
   }
   return "relative";
+}
+
+const std::array<ShapePrior, 8>& shape_priors() {
+  // Exponents: the physical value +- 0.5, so that the opposite physical extreme lies 2 sd away.
+  // Offsets: e = 1 (the batch-1 scale) +- one decade; they have no physical value of their own.
+  // Reasons and units: docs/energylens.md, "Shape prior".
+  static const double decade = std::log(10.0);
+  static const std::array<ShapePrior, 8> priors = {{
+      {b_p, 0.0, 0.5, false},  // prefill is compute-bound: no amortisation over the batch
+      {e_p, 0.0, decade, true},
+      {g1_p, 0.0, 0.5, false},  // the same work split over TP GPUs: energy unchanged
+      {g2_p, 0.0, 0.5, false},
+      {b_d, 1.0, 0.5, false},  // decode streams the weights once per step for the whole batch
+      {e_d, 0.0, decade, true},
+      {g1_d, 0.0, 0.5, false},
+      {g2_d, 0.0, 0.5, false},
+  }};
+  return priors;
+}
+
+double shape_prior_penalty(const Params& p, double weight, Gradient* grad) {
+  double sum = 0.0;
+  for (const ShapePrior& s : shape_priors()) {
+    const double value = s.log_scale ? std::log(p[s.param]) : p[s.param];
+    const double z = (value - s.centre) / s.sd;
+    sum += z * z;
+    if (grad) (*grad)[s.param] += weight * 2.0 * z / s.sd / (s.log_scale ? p[s.param] : 1.0);
+  }
+  return weight * sum;
 }
 
 bool parse_pooling(std::string_view text) {
@@ -582,7 +646,8 @@ Json EnergyModel::to_json() const {
               {"bootstrap", replicate_json},
               {"bags", bags},
               {"interval_calibration", calibration.to_json()},
-              {"pooling_weight", pooling_weight}};
+              {"pooling_weight", pooling_weight},
+              {"shape_prior_weight", shape_prior_weight}};
 }
 
 namespace {
@@ -677,6 +742,8 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
   m.train_loss = v.number_or("train_loss", 0.0);
   if (v.contains("pooling_weight"))
     m.pooling_weight = v.at("pooling_weight").as_non_negative_number();
+  if (v.contains("shape_prior_weight"))
+    m.shape_prior_weight = v.at("shape_prior_weight").as_non_negative_number();
   m.train_rows = static_cast<std::size_t>(v.integer_or("train_rows", 0));
   m.drained = v.bool_or("drained", false);  // models saved before the drain columns had none
   // Models saved before the ranges were kept have none: their candidates are not checked.
@@ -750,6 +817,10 @@ EnergyModel fit_single_model(const std::vector<Sample>& rows, const FitOptions& 
       best = s.loss;
       model.params = s.params;
     }
+  }
+  if (options.shape_prior) {
+    fit_with_prior(problem, model.params, options.max_iterations);
+    model.shape_prior_weight = problem.prior_weight;
   }
   std::optional<ScaleFit> unpooled;
   if (options.pooling) {

@@ -13,6 +13,7 @@
 #include "kareus/core/error.hpp"
 #include "kareus/core/rng.hpp"
 #include "kareus/energylens/calibration.hpp"
+#include "synthetic.hpp"
 
 namespace kareus::energylens {
 namespace {
@@ -35,19 +36,7 @@ Params truth() {
 }
 
 std::vector<Sample> draw(Rng& rng, std::size_t n, double noise = kNoise) {
-  std::vector<Sample> rows;
-  for (std::size_t i = 0; i < n; ++i) {
-    Sample s;
-    s.scenario = "s";
-    s.tp = std::pow(2.0, static_cast<double>(rng.integer(0, 3)));
-    s.pp = static_cast<double>(rng.integer(1, 2));
-    s.batch = std::exp(rng.uniform(0.0, std::log(256.0)));
-    s.output_tokens = rng.uniform(128.0, 1024.0);
-    s.line = i + 2;
-    s.energy = Joules(closed_form(truth(), features_of(s)) * std::exp(noise * rng.normal(0, 1)));
-    rows.push_back(s);
-  }
-  return rows;
+  return testing::random_rows(truth(), n, 3, 256.0, noise, rng);
 }
 
 TEST(EnergyLensBootstrap, IntervalsCoverAtTheirNominalRate) {

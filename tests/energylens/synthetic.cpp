@@ -104,4 +104,21 @@ Dataset descriptor_grid(const Params& shape, const ScaleVector& kappa, double ta
   return d;
 }
 
+std::vector<Sample> random_rows(const Params& truth, std::size_t n, int max_tp_log2,
+                                double max_batch, double noise, Rng& rng) {
+  std::vector<Sample> rows;
+  for (std::size_t i = 0; i < n; ++i) {
+    Sample s;
+    s.scenario = "s";
+    s.tp = std::pow(2.0, static_cast<double>(rng.integer(0, max_tp_log2)));
+    s.pp = static_cast<double>(rng.integer(1, 2));
+    s.batch = std::exp(rng.uniform(0.0, std::log(max_batch)));
+    s.output_tokens = rng.uniform(128.0, 1024.0);
+    s.line = i + 2;
+    s.energy = Joules(closed_form(truth, features_of(s)) * std::exp(noise * rng.normal(0, 1)));
+    rows.push_back(s);
+  }
+  return rows;
+}
+
 }  // namespace kareus::energylens::testing

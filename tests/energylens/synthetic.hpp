@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "kareus/core/rng.hpp"
 #include "kareus/energylens/closed_form.hpp"
@@ -25,6 +26,12 @@ Params random_params(Rng& rng);
 // `truth` times (1 + noise * N(0,1)). Time is made to favour small batches.
 Dataset synthetic_grid(const std::function<double(const Sample&)>& truth, double noise,
                        std::uint64_t seed);
+
+// `n` rows of one scenario at random TP (powers of 2 up to 2^max_tp_log2), PP (1-2), batch
+// (log-uniform from 1 to `max_batch`) and output length (128-1024): energy from `truth` times
+// exp(noise x N(0,1)).
+std::vector<Sample> random_rows(const Params& truth, std::size_t n, int max_tp_log2,
+                                double max_batch, double noise, Rng& rng);
 
 // Rows of catalogue models on catalogue GPUs (a TP x PP x batch grid per pair, one scenario per
 // pair): energy = closed_form(shape) x exp(kappa . descriptors + effect + noise), with one

@@ -13,6 +13,7 @@
 // scale term alone, and every prediction carries an interval from the two variances.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -86,7 +87,27 @@ struct FitOptions {
   // inform the shape too. false: every group's multiplier is free while the shape is fitted, and
   // is explained by the scale term afterwards.
   bool pooling = false;
+  // A Gaussian prior on the shape parameters (ShapePrior below): the fit minimises the loss plus
+  // the prior's penalty, weighted by the row noise of the unpenalised fit over the row count
+  // (MAP), so that exponents the rows barely determine stay near their physical values. On by
+  // default: it lowers ML.ENERGY's extrapolation and leave-one-parallelism-out error
+  // (docs/benchmarks/energylens.md, seventeenth step).
+  bool shape_prior = true;
 };
+
+// One shape parameter's prior: normal with this centre and standard deviation, on the
+// parameter or (log_scale) on its natural logarithm. Centres and widths: docs/energylens.md,
+// "Shape prior".
+struct ShapePrior {
+  Param param;
+  double centre;
+  double sd;
+  bool log_scale;
+};
+const std::array<ShapePrior, 8>& shape_priors();
+// sum over shape_priors() of ((value - centre) / sd)^2, times `weight`; its gradient is added to
+// `grad` when given.
+double shape_prior_penalty(const Params& p, double weight, Gradient* grad);
 
 // The bag `fit` and `evaluate` use unless told otherwise: on both shipped datasets it lowers the
 // error of the random split and of every transfer protocol, at 2-6x the CPU time of one fit
@@ -128,6 +149,8 @@ struct EnergyModel {
   int restarts_converged = 0;
   // sigma^2 / tau^2 the shape was fitted with under FitOptions::pooling; 0: unpooled.
   double pooling_weight = 0.0;
+  // The shape prior's weight (row noise / rows) the fit minimised with; 0: no prior.
+  double shape_prior_weight = 0.0;
   // Fits to bootstrap resamples of the training rows (bootstrap.hpp); empty unless asked for.
   std::vector<EnergyModel> replicates;
   // The point prediction is the median of this fit's and the first bags - 1 replicates'.
