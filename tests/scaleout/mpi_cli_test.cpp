@@ -20,7 +20,15 @@ namespace {
 namespace fs = std::filesystem;
 
 const testing::ScratchDir kScratch("kareus_scaleout_test");
-const fs::path& kTmp = kScratch.path();
+
+// A folder per test, so that a store one test fills is never the one another test expects empty
+// (the tests run in one process when gtest is filtered by hand, one per process under ctest).
+fs::path tmp() {
+  const fs::path dir =
+      kScratch.path() / ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  fs::create_directories(dir);
+  return dir;
+}
 
 // OpenMPI refuses to start as root (CI containers) without both variables.
 const bool kRootAllowed = [] {
@@ -35,17 +43,15 @@ const std::string kWorkload =
 
 std::string plan_args(const std::string& name, const std::string& methods = "megatron,kareus") {
   return "plan " + kWorkload + " --methods " + methods + " --db " +
-         (kTmp / (name + ".sqlite")).string() + " --out " + (kTmp / name).string();
+         (tmp() / (name + ".sqlite")).string() + " --out " + (tmp() / name).string();
 }
 
 testing::CliRun kareus(const std::string& args) {
-  fs::create_directories(kTmp);
   return testing::run_cli(KAREUS_BINARY, args);
 }
 
 // `env` prefixes the launcher as shell assignments (fault injection).
 testing::CliRun mpirun(int ranks, const std::string& args, const std::string& env = "") {
-  fs::create_directories(kTmp);
   return testing::run_cli(
       env + " " + KAREUS_MPIEXEC,
       "--oversubscribe -n " + std::to_string(ranks) + " " + KAREUS_BINARY + " " + args);
@@ -180,12 +186,12 @@ void expect_same_plan_as_one_rank(int ranks) {
   ASSERT_EQ(one.exit_code, 0) << one.err;
   const auto many = mpirun(ranks, plan_args("many"));
   ASSERT_EQ(many.exit_code, 0) << many.err;
-  expect_same_outputs(kTmp / "one", kTmp / "many");
-  const auto rows = store_rows(kTmp / "one.sqlite");
+  expect_same_outputs(tmp() / "one", tmp() / "many");
+  const auto rows = store_rows(tmp() / "one.sqlite");
   EXPECT_GT(rows.size(), 100u);
-  EXPECT_EQ(store_rows(kTmp / "many.sqlite"), rows);
-  const double single = total_gpu_hours(kTmp / "one" / "summary.json");
-  const double spread = total_gpu_hours(kTmp / "many" / "summary.json");
+  EXPECT_EQ(store_rows(tmp() / "many.sqlite"), rows);
+  const double single = total_gpu_hours(tmp() / "one" / "summary.json");
+  const double spread = total_gpu_hours(tmp() / "many" / "summary.json");
   EXPECT_NEAR(spread, single, 0.01 * single) << "only clock settles may cost differently";
 }
 
@@ -201,13 +207,13 @@ TEST(ScaleOutSearch, ThreeRanksFindTheFrontiersOneRankFinds) {
   const std::string args =
       "search --model llama3.2-3b --tp 8 --mbs 8 --seq 4096 --strategy kareus --seed 3 --json "
       "--db ";
-  const auto one = kareus(args + (kTmp / "one.sqlite").string());
+  const auto one = kareus(args + (tmp() / "one.sqlite").string());
   ASSERT_EQ(one.exit_code, 0) << one.err;
-  const auto three = mpirun(3, args + (kTmp / "three.sqlite").string());
+  const auto three = mpirun(3, args + (tmp() / "three.sqlite").string());
   ASSERT_EQ(three.exit_code, 0) << three.err;
   EXPECT_TRUE(without_cost(three.out) == without_cost(one.out))
       << first_difference(without_cost(three.out), without_cost(one.out));
-  EXPECT_EQ(store_rows(kTmp / "three.sqlite"), store_rows(kTmp / "one.sqlite"));
+  EXPECT_EQ(store_rows(tmp() / "three.sqlite"), store_rows(tmp() / "one.sqlite"));
 }
 
 // Ranks 1 and 2 have nothing to measure when no method searches; they wait for the stop.
@@ -216,11 +222,11 @@ TEST(ScaleOutPlan, RanksWithNoWorkExitCleanly) {
   ASSERT_EQ(one.exit_code, 0) << one.err;
   const auto three = mpirun(3, plan_args("three", "megatron,perseus"));
   ASSERT_EQ(three.exit_code, 0) << three.err;
-  const std::string dir = (kTmp / "three").string();
+  const std::string dir = (tmp() / "three").string();
   std::string out = three.out;
-  out.replace(out.find(dir), dir.size(), (kTmp / "one").string());
+  out.replace(out.find(dir), dir.size(), (tmp() / "one").string());
   EXPECT_EQ(out, one.out);
-  expect_same_outputs(kTmp / "one", kTmp / "three");
+  expect_same_outputs(tmp() / "one", tmp() / "three");
 }
 
 TEST(ScaleOutPlan, BadInputOnTheCoordinatorStopsEveryRank) {
@@ -228,22 +234,22 @@ TEST(ScaleOutPlan, BadInputOnTheCoordinatorStopsEveryRank) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(r.out.empty()) << r.out;
   EXPECT_NE(r.err.find("--noise = 7"), std::string::npos) << r.err;
-  EXPECT_FALSE(fs::exists(kTmp / "bad"));
+  EXPECT_FALSE(fs::exists(tmp() / "bad"));
 }
 
 TEST(ScaleOutFaults, AKilledRankFailsTheJobNamingItAndARerunResumes) {
   const auto reference = kareus(plan_args("one"));
   ASSERT_EQ(reference.exit_code, 0) << reference.err;
-  const std::size_t full = store_rows(kTmp / "one.sqlite").size();
+  const std::size_t full = store_rows(tmp() / "one.sqlite").size();
 
   // Rank 1 dies by SIGKILL when its sixth piece of a batch arrives.
   const auto killed = mpirun(3, plan_args("resumed"), "KAREUS_TEST_KILL=1:5");
   EXPECT_NE(killed.exit_code, 0);
   EXPECT_NE(killed.err.find("rank 1"), std::string::npos) << killed.err;
   EXPECT_NE(killed.err.find("process rank 1"), std::string::npos) << killed.err;
-  EXPECT_FALSE(fs::exists(kTmp / "resumed" / "summary.json"));
-  wait_until_closed(kTmp / "resumed.sqlite");
-  const std::size_t kept = store_rows(kTmp / "resumed.sqlite").size();
+  EXPECT_FALSE(fs::exists(tmp() / "resumed" / "summary.json"));
+  wait_until_closed(tmp() / "resumed.sqlite");
+  const std::size_t kept = store_rows(tmp() / "resumed.sqlite").size();
   // The batches before, and the pieces ranks 0 and 2 answered of the one rank 1 never did.
   EXPECT_GT(kept, 0u);
   EXPECT_LT(kept, full);
@@ -252,8 +258,8 @@ TEST(ScaleOutFaults, AKilledRankFailsTheJobNamingItAndARerunResumes) {
   ASSERT_EQ(rerun.exit_code, 0) << rerun.err;
   const Json summary = Json::parse(rerun.out);
   EXPECT_EQ(summary.at("methods").at("kareus").at("measurements_reused").get<std::size_t>(), kept);
-  expect_same_outputs(kTmp / "one", kTmp / "resumed", true);
-  EXPECT_EQ(store_rows(kTmp / "resumed.sqlite"), store_rows(kTmp / "one.sqlite"));
+  expect_same_outputs(tmp() / "one", tmp() / "resumed", true);
+  EXPECT_EQ(store_rows(tmp() / "resumed.sqlite"), store_rows(tmp() / "one.sqlite"));
 }
 
 // Exhaustive batches are 16 configurations in id order; with three ranks the third batch is cut
@@ -264,12 +270,12 @@ TEST(ScaleOutFaults, TheCoordinatorCommitsThePiecesOfTheBatchItWasWaitingFor) {
   const std::string args =
       "search --model llama3.2-3b --tp 8 --mbs 8 --seq 4096 --strategy exhaustive --partition "
       "fwd_attn --json --db " +
-      (kTmp / "salvaged.sqlite").string();
+      (tmp() / "salvaged.sqlite").string();
   const auto killed = mpirun(3, args, "KAREUS_TEST_KILL=1:2");
   EXPECT_NE(killed.exit_code, 0);
   EXPECT_NE(killed.err.find("from rank(s) 1"), std::string::npos) << killed.err;
-  wait_until_closed(kTmp / "salvaged.sqlite");
-  const std::size_t kept = store_rows(kTmp / "salvaged.sqlite").size();
+  wait_until_closed(tmp() / "salvaged.sqlite");
+  const std::size_t kept = store_rows(tmp() / "salvaged.sqlite").size();
   EXPECT_GE(kept, 2u * 16u + 6u);
   EXPECT_LE(kept, 2u * 16u + 6u + 5u);
   EXPECT_NE(
@@ -283,7 +289,7 @@ TEST(ScaleOutFaults, TheCoordinatorCommitsThePiecesOfTheBatchItWasWaitingFor) {
   const auto one = kareus(
       "search --model llama3.2-3b --tp 8 --mbs 8 --seq 4096 --strategy exhaustive --partition "
       "fwd_attn --json --db " +
-      (kTmp / "one.sqlite").string());
+      (tmp() / "one.sqlite").string());
   ASSERT_EQ(one.exit_code, 0) << one.err;
   // Reused readings come back marked so; the values, frontiers and decisions are the same.
   Json resumed = Json::parse(rerun.out);
@@ -298,7 +304,7 @@ TEST(ScaleOutFaults, TheCoordinatorCommitsThePiecesOfTheBatchItWasWaitingFor) {
     }
   }
   EXPECT_EQ(resumed.dump(1), reference.dump(1));
-  EXPECT_EQ(store_rows(kTmp / "salvaged.sqlite"), store_rows(kTmp / "one.sqlite"));
+  EXPECT_EQ(store_rows(tmp() / "salvaged.sqlite"), store_rows(tmp() / "one.sqlite"));
 }
 
 void write_workload(const fs::path& path, const std::string& model) {
@@ -317,24 +323,24 @@ void write_workload(const fs::path& path, const std::string& model) {
 }
 
 TEST(ScaleOutSweep, OneJobPlansEveryWorkloadOfAFolderAsSeparateRunsWould) {
-  write_workload(kTmp / "sweep" / "a_llama.json", "llama3.2-3b");
-  write_workload(kTmp / "sweep" / "b_qwen.json", "qwen3-1.7b");
+  write_workload(tmp() / "sweep" / "a_llama.json", "llama3.2-3b");
+  write_workload(tmp() / "sweep" / "b_qwen.json", "qwen3-1.7b");
   const std::string common = "plan --quiet --seed 7 --methods megatron,kareus";
   for (const char* name : {"a_llama", "b_qwen"}) {
     const auto one = kareus(
-        common + " --workload " + (kTmp / "sweep" / (std::string(name) + ".json")).string() +
-        " --db " + (kTmp / "one.sqlite").string() + " --out " + (kTmp / "ref" / name).string());
+        common + " --workload " + (tmp() / "sweep" / (std::string(name) + ".json")).string() +
+        " --db " + (tmp() / "one.sqlite").string() + " --out " + (tmp() / "ref" / name).string());
     ASSERT_EQ(one.exit_code, 0) << one.err;
   }
   const auto sweep =
-      mpirun(2, common + " --workload " + (kTmp / "sweep").string() + " --db " +
-                    (kTmp / "sweep.sqlite").string() + " --out " + (kTmp / "out").string());
+      mpirun(2, common + " --workload " + (tmp() / "sweep").string() + " --db " +
+                    (tmp() / "sweep.sqlite").string() + " --out " + (tmp() / "out").string());
   ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
   for (const char* name : {"a_llama", "b_qwen"}) {
     SCOPED_TRACE(name);
-    expect_same_outputs(kTmp / "ref" / name, kTmp / "out" / name);
+    expect_same_outputs(tmp() / "ref" / name, tmp() / "out" / name);
   }
-  EXPECT_EQ(store_rows(kTmp / "sweep.sqlite"), store_rows(kTmp / "one.sqlite"));
+  EXPECT_EQ(store_rows(tmp() / "sweep.sqlite"), store_rows(tmp() / "one.sqlite"));
 }
 
 }  // namespace
