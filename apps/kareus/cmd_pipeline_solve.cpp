@@ -198,7 +198,7 @@ Json to_json(const PipelineSolveFlags& f, const Solved& s) {
            {"p_blocking_w", f.p_blocking_w},
            {"unit_time_s", f.unit_time_ms * 1e-3},
            {"transfer_s", f.transfer_ms * 1e-3},
-           {"solver", planner::to_json(s.result.summary, milliseconds(f.unit_time_ms))}};
+           {"solver", planner::to_json(s.result.summary)}};
   Json points = Json::array();
   for (std::size_t i = 0; i < s.points.size(); ++i) {
     Json point{{"time_s", s.points[i].time.value()}, {"energy_j", s.points[i].energy.value()}};

@@ -206,6 +206,7 @@ class Solver {
     result.initial_assignment = in_problem_numbering(plan_);
     result.changes.front().clear();
     std::int64_t makespan = critical_path();
+    summary.unit_time = unit_;
     summary.planned_slowest_units = makespan;
     double critical_total = 0;
     // With a second thread, it measures each step's plan while this one takes the next step; it

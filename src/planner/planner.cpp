@@ -286,7 +286,6 @@ void solve_method(const workload::Workload& w, const PlanOptions& options,
   frontier::PipelineSolverOptions so;
   so.unit_time = options.unit_time;
   result.solver = frontier::solve_pipeline(result.problem, so);
-  result.unit_time = so.unit_time;
 
   const double gpus = w.total_gpus();
   result.tail_time = tail.time;

@@ -25,8 +25,8 @@ Json to_json(const SelectionRefinement& r) {
 }
 
 // One line per field: a field the solver's summary gains is one line here.
-Json to_json(const frontier::PipelineSolverSummary& s, Seconds unit_time) {
-  return {{"unit_time_s", unit_time.value()},
+Json to_json(const frontier::PipelineSolverSummary& s) {
+  return {{"unit_time_s", s.unit_time.value()},
           {"steps", s.steps},
           {"max_flow_solves", s.min_cuts},
           {"fallback_steps", s.fallback_steps},
@@ -60,7 +60,7 @@ Json to_json(const PlanResult& result) {
                              {"profiling_gpu_hours", r.profiling_gpu_hours},
                              {"profiling_gpu_hours_reused", r.profiling_gpu_hours_reused},
                              {"metrics", to_json(result.metrics.at(m))},
-                             {"solver", to_json(r.solver.summary, r.unit_time)}};
+                             {"solver", to_json(r.solver.summary)}};
   }
   return {{"workload", result.workload.to_json()}, {"methods", methods}};
 }

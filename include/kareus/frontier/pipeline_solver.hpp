@@ -108,6 +108,7 @@ struct PipelineSolverSummary {
   int multi_unit_steps = 0;  // runs of steps taken on one cut without rebuilding the network
   int fast_end_plans = 0;    // plans from the LP relaxation between the fastest step and plan
   double mean_critical_nodes = 0.0;
+  Seconds unit_time{0};                    // the time unit the *_units fields count in
   std::int64_t planned_slowest_units = 0;  // longest path in time units at the start
   std::int64_t planned_fastest_units = 0;  // ... when no critical path could be shortened
   // Of solve_seconds, in the fast-end LP plans after the steps: with threads > 1 their LPs were

@@ -66,7 +66,6 @@ struct MethodResult {
   // What is needed to turn a point back into a schedule.
   frontier::PipelineProblem problem;
   frontier::PipelineSolverResult solver;
-  Seconds unit_time{0};                // the solver's time unit, which its summary counts in
   std::vector<OptionSet> option_sets;  // per (stage, direction): index 2 * stage + (backward)
   std::size_t measurements = 0;        // partition measurements taken + reused
   std::size_t measurements_reused = 0;

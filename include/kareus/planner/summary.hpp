@@ -14,7 +14,7 @@ Json to_json(const Metrics& metrics);  // a reduction that has no baseline is nu
 Json to_json(const SelectionRefinement& refinement);
 // The pipeline solver's summary, as summary.json's methods.<m>.solver and pipeline-solve --json's
 // solver: counts, times in seconds (`*_time_s`), and `*_units` in `unit_time_s`.
-Json to_json(const frontier::PipelineSolverSummary& summary, Seconds unit_time);
+Json to_json(const frontier::PipelineSolverSummary& summary);
 
 // {"workload": ..., "methods": {name: {frontier, ten_point_frontier, max_throughput, min_energy,
 // frontier_size, measurements, measurements_reused, profiling_gpu_hours, metrics, solver}}}.
