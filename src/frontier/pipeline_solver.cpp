@@ -233,16 +233,18 @@ class Solver {
         }
       });
     }
-    // On an exception too: the meter is joined and the LP thread told to stop at its next solve.
+    // When the steps end, and on an exception too: the meter is joined and the LP thread told to
+    // stop at its next solve.
     struct Join {
       ChangeQueue& queue;
       std::thread& meter;
       std::atomic<bool>& steps_done;
-      ~Join() {
+      void now() {
         steps_done = true;
         queue.close();
         if (meter.joinable()) meter.join();
       }
+      ~Join() { now(); }
     } join{queue, meter, steps_done};
     // Whether the last network solved had a cut (nullopt: none solved yet).
     std::optional<bool> cut_found;
@@ -308,9 +310,7 @@ class Solver {
       record_step();
       makespan = critical_path(next_makespan);
     }
-    steps_done = true;
-    queue.close();
-    if (meter.joinable()) meter.join();
+    join.now();
     if (meter_error) std::rethrow_exception(meter_error);
     summary.planned_fastest_units = makespan;
     const Seconds fastest_step_time = points.back().time;
