@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "energylens_splits.hpp"
+#include "kareus/core/statistics.hpp"
 #include "kareus/core/table.hpp"
 #include "kareus/energylens/evaluate.hpp"
 #include "kareus/energylens/fit.hpp"
@@ -20,15 +21,6 @@
 namespace shapes {
 
 namespace el = kareus::energylens;
-
-// Linear interpolation between order statistics.
-inline double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double at = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(at);
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (at - static_cast<double>(lo));
-}
 
 // The fits to all training rows of each split, and the bag's resampled fits.
 struct Fits {
@@ -57,10 +49,11 @@ inline void add_rows(kareus::TextTable& table, const std::string& which,
       at_bound += x - info.lower <= tol || info.upper - x <= tol ? 1 : 0;
       v.push_back(s.log_scale ? std::log10(x) : x);
     }
-    table.add_row({which, fmt::format("{}{}", s.log_scale ? "log10 " : "", info.name),
-                   fmt::format("{:.2f}", quantile(v, 0.5)),
-                   fmt::format("{:.2f} .. {:.2f}", quantile(v, 0.1), quantile(v, 0.9)),
-                   fmt::format("{:.0f}", 100.0 * at_bound / static_cast<double>(fits.size()))});
+    table.add_row(
+        {which, fmt::format("{}{}", s.log_scale ? "log10 " : "", info.name),
+         fmt::format("{:.2f}", kareus::quantile(v, 0.5)),
+         fmt::format("{:.2f} .. {:.2f}", kareus::quantile(v, 0.1), kareus::quantile(v, 0.9)),
+         fmt::format("{:.0f}", 100.0 * at_bound / static_cast<double>(fits.size()))});
   }
 }
 

@@ -1,11 +1,9 @@
-// The evaluation's random splits (evaluate.cpp's random_splits: same seeds, same rows), for the
-// benchmark's diagnostics that need each split's fitted model.
+// The evaluation's random splits (energylens::random_splits: the rows and seeds evaluate() scores),
+// for the benchmark's diagnostics that need each split's fitted model.
 #pragma once
 
-#include <algorithm>
 #include <vector>
 
-#include "kareus/core/rng.hpp"
 #include "kareus/energylens/evaluate.hpp"
 #include "kareus/energylens/fit.hpp"
 
@@ -17,19 +15,12 @@ namespace el = kareus::energylens;
 // with o.fit seeded as the evaluation seeds it.
 template <class Visit>
 void for_each_random_split(const el::Dataset& d, const el::EvaluateOptions& o, Visit visit) {
-  kareus::Rng rng(o.seed);
-  for (int s = 0; s < o.seeds; ++s) {
-    const std::uint64_t split_seed = rng.fork_seed();
-    kareus::Rng split(split_seed);
-    const std::vector<std::size_t> order =
-        split.sample_without_replacement(d.samples.size(), d.samples.size());
+  for (const el::RandomSplit& split : el::random_splits(d.samples.size(), o.train_size, o)) {
     std::vector<el::Sample> train;
-    for (std::size_t i = 0; i < o.train_size; ++i) train.push_back(d.samples[order[i]]);
-    std::vector<std::size_t> test(order.begin() + static_cast<long>(o.train_size), order.end());
-    std::sort(test.begin(), test.end());
+    for (std::size_t i : split.train) train.push_back(d.samples[i]);
     el::FitOptions f = o.fit;
-    f.seed = split_seed;
-    visit(el::fit_energy_model(train, f), test);
+    f.seed = split.seed;
+    visit(el::fit_energy_model(train, f), split.test);
   }
 }
 

@@ -134,19 +134,11 @@ Scores summarise(const std::vector<std::map<std::string, RunScore>>& runs) {
   return out;
 }
 
-Scores random_splits(const Dataset& data, std::size_t n, const EvaluateOptions& options,
-                     Progress& progress, std::size_t& done) {
-  Rng rng(options.seed);
+Scores random_split_scores(const Dataset& data, std::size_t n, const EvaluateOptions& options,
+                           Progress& progress, std::size_t& done) {
   std::vector<std::map<std::string, RunScore>> runs;
-  for (int s = 0; s < options.seeds; ++s) {
-    const std::uint64_t split_seed = rng.fork_seed();
-    Rng split(split_seed);
-    std::vector<std::size_t> order =
-        split.sample_without_replacement(data.samples.size(), data.samples.size());
-    std::vector<std::size_t> train(order.begin(), order.begin() + static_cast<long>(n));
-    std::vector<std::size_t> test(order.begin() + static_cast<long>(n), order.end());
-    std::sort(test.begin(), test.end());
-    runs.push_back(run_split(data, train, test, options.fit, split_seed));
+  for (const RandomSplit& s : random_splits(data.samples.size(), n, options)) {
+    runs.push_back(run_split(data, s.train, s.test, options.fit, s.seed));
     progress.update(++done);
   }
   return summarise(runs);
@@ -288,11 +280,11 @@ EvaluationReport evaluate(const Dataset& data, const EvaluateOptions& options) {
                     static_cast<std::size_t>(options.seeds) * (1 + fresh_sizes + columns.size()),
                     options.progress);
   std::size_t done = 0;
-  report.scores = random_splits(data, options.train_size, options, progress, done);
+  report.scores = random_split_scores(data, options.train_size, options, progress, done);
   for (std::size_t s : sizes)
     report.curve.emplace_back(s, s == options.train_size
                                      ? report.scores
-                                     : random_splits(data, s, options, progress, done));
+                                     : random_split_scores(data, s, options, progress, done));
   report.extrapolation = extrapolate(data, options);
   for (const std::string& column : columns)
     report.leave_one_out.push_back(leave_one_out(data, column, options, progress, done));
@@ -364,6 +356,22 @@ std::string EvaluationReport::to_markdown() const {
         "every row by the fold that held it out):\n\n{3}",
         l.column, l.folds, train_size, scores_table(l.scores));
   return out;
+}
+
+std::vector<RandomSplit> random_splits(std::size_t rows, std::size_t train_size,
+                                       const EvaluateOptions& options) {
+  Rng rng(options.seed);
+  std::vector<RandomSplit> splits;
+  for (int s = 0; s < options.seeds; ++s) {
+    RandomSplit& split = splits.emplace_back();
+    split.seed = rng.fork_seed();
+    Rng draw(split.seed);
+    const std::vector<std::size_t> order = draw.sample_without_replacement(rows, rows);
+    split.train.assign(order.begin(), order.begin() + static_cast<long>(train_size));
+    split.test.assign(order.begin() + static_cast<long>(train_size), order.end());
+    std::sort(split.test.begin(), split.test.end());
+  }
+  return splits;
 }
 
 }  // namespace kareus::energylens

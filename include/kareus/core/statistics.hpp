@@ -15,4 +15,15 @@ inline double median(std::vector<double> values) {
   return 0.5 * (*mid + *std::max_element(values.begin(), mid));
 }
 
+// The q-quantile of `values` (0 <= q <= 1), interpolated linearly between the order statistics
+// either side of q x (n - 1); NaN when empty.
+inline double quantile(std::vector<double> values, double q) {
+  if (values.empty()) return std::nan("");
+  std::sort(values.begin(), values.end());
+  const double at = q * static_cast<double>(values.size() - 1);
+  const auto lo = static_cast<std::size_t>(at);
+  const std::size_t hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (values[hi] - values[lo]) * (at - static_cast<double>(lo));
+}
+
 }  // namespace kareus

@@ -76,4 +76,14 @@ struct EvaluationReport {
 
 EvaluationReport evaluate(const Dataset& data, const EvaluateOptions& options);
 
+// One of the random split protocol's splits: training rows, held-out rows (sorted), and the seed
+// the models fitted on it are given.
+struct RandomSplit {
+  std::vector<std::size_t> train, test;
+  std::uint64_t seed = 0;
+};
+// The `options.seeds` splits evaluate() scores, `train_size` training rows each from `rows`.
+std::vector<RandomSplit> random_splits(std::size_t rows, std::size_t train_size,
+                                       const EvaluateOptions& options);
+
 }  // namespace kareus::energylens
