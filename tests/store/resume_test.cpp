@@ -84,10 +84,14 @@ TEST_P(ResumeTest, KilledSearchResumesToTheSameFrontier) {
   std::size_t stored_at_kill = 0;
   // Observe through one connection that only reads: opening a Store writes the schema, and
   // reopening it every few milliseconds starved the child of its write lock on a loaded machine.
+  // Open it only once the child's store is in WAL mode (its -wal file exists): before that, the
+  // observer's reads kept the child from switching to WAL ("database is locked", no busy wait),
+  // and the child exited before it could be killed (seen once under the sanitizers).
   std::optional<Store> observer;
+  const fs::path child_wal = killed.db.string() + "-wal";
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (std::chrono::steady_clock::now() < deadline) {
-    if (!observer && fs::exists(killed.db)) observer.emplace(killed.db);
+    if (!observer && fs::exists(child_wal)) observer.emplace(killed.db);
     if (observer) {
       stored_at_kill = observer->count();
       if (stored_at_kill > total / 2) break;
