@@ -8,6 +8,11 @@ A runnable example is a fenced block whose info string is `sh kareus-example`:
     # expect: a100-sxm4-40gb
     ```
 
+A transcript is a fenced block right after a line `<!-- kareus-output: COMMAND -->` (invisible
+once rendered): COMMAND runs like an example, and the block must be its stdout, line for line
+(trailing spaces and blank lines aside). Only deterministic output can be marked so; it keeps the
+figures a page quotes from drifting away from what the program prints.
+
 Each block runs in `bash -euo pipefail` against the build tree (`kareus` on PATH is the built
 one), in a fresh folder where `data/` and `tests/` point into the source tree, with HOME and
 XDG_CACHE_HOME inside that folder so nothing touches the user's files. A block fails on a
@@ -15,6 +20,7 @@ non-zero exit, or when its stdout lacks the text of one of its `# expect:` lines
 Unmarked blocks (output transcripts, synopses with [OPTIONS], GPU-only commands) are not run.
 """
 import argparse
+import difflib
 import os
 import pathlib
 import re
@@ -25,26 +31,40 @@ import tempfile
 
 MARKER = re.compile(r"^```sh kareus-example\s*$")
 EXPECT = re.compile(r"^#\s*expect:\s*(.+?)\s*$")
+TRANSCRIPT = re.compile(r"^<!--\s*kareus-output:\s*(.+?)\s*-->\s*$")
 
 
 def examples(path):
-    """(first line number, block text) of every marked block of one Markdown file."""
-    found, block, start = [], None, 0
+    """(first line number, command, expected stdout or None) of every marked block of one
+    Markdown file: for an example the command is the block and only its `# expect:` lines are
+    checked; for a transcript the block is the whole expected stdout."""
+    found, block, start, command, previous = [], None, 0, None, ""
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if block is None:
-            if MARKER.match(line):
+            transcript = TRANSCRIPT.match(previous)
+            if MARKER.match(line) or (transcript and line.startswith("```")):
                 block, start = [], number + 1
+                command = transcript.group(1) + "\n" if transcript else None
+            elif transcript:
+                sys.exit(f"{path}:{number - 1}: kareus-output marker not followed by a fenced block")
         elif line.startswith("```"):
-            found.append((start, "\n".join(block) + "\n"))
+            text = "\n".join(block) + "\n"
+            found.append((start, command, text) if command else (start, text, None))
             block = None
         else:
             block.append(line)
+        previous = line
     if block is not None:
         sys.exit(f"{path}:{start}: runnable example without a closing fence")
     return found
 
 
-def run_block(text, source_dir, kareus_dir, timeout_s):
+def normalised(text):
+    """Lines without trailing spaces, without blank lines at the end."""
+    return "\n".join(line.rstrip() for line in text.rstrip().splitlines())
+
+
+def run_block(text, expected_stdout, source_dir, kareus_dir, timeout_s):
     """(ok, message) of one block."""
     with tempfile.TemporaryDirectory(prefix="kareus-doc-example-") as work:
         work = pathlib.Path(work)
@@ -64,6 +84,11 @@ def run_block(text, source_dir, kareus_dir, timeout_s):
             return False, f"took longer than {timeout_s} s; mark only cheap examples"
     if r.returncode != 0:
         return False, f"exit code {r.returncode}\n--- stderr\n{r.stderr[-2000:]}"
+    if expected_stdout is not None and normalised(r.stdout) != normalised(expected_stdout):
+        diff = difflib.unified_diff(normalised(expected_stdout).splitlines(),
+                                    normalised(r.stdout).splitlines(), "documented", "printed",
+                                    lineterm="")
+        return False, "stdout differs from the documented transcript\n" + "\n".join(diff)
     for line in text.splitlines():
         m = EXPECT.match(line)
         if m and m.group(1) not in r.stdout:
@@ -75,9 +100,9 @@ def run_all(files, source_dir, kareus_dir, timeout_s):
     """The number of failed blocks; exits when no file has a runnable example."""
     total = failed = 0
     for path in files:
-        for line, text in examples(path):
+        for line, text, expected_stdout in examples(path):
             total += 1
-            ok, message = run_block(text, source_dir, kareus_dir, timeout_s)
+            ok, message = run_block(text, expected_stdout, source_dir, kareus_dir, timeout_s)
             where = f"{path.relative_to(source_dir) if path.is_relative_to(source_dir) else path}:{line}"
             print(f"{'ok  ' if ok else 'FAIL'} {where}")
             if not ok:
@@ -90,16 +115,19 @@ def run_all(files, source_dir, kareus_dir, timeout_s):
 
 
 def self_test(source_dir, kareus_dir, timeout_s):
-    """The runner itself: a failing command, a missing expected text and a passing block."""
+    """The runner itself: a failing command, a missing expected text, a transcript that differs
+    from the output, and passing blocks."""
     with tempfile.TemporaryDirectory() as tmp:
         doc = pathlib.Path(tmp) / "doc.md"
         doc.write_text("```sh kareus-example\nkareus --version\n# expect: kareus\n```\n"
                        "```sh kareus-example\nkareus gpus --no-such-flag\n```\n"
                        "```sh kareus-example\nkareus --version\n# expect: no such text\n```\n"
-                       "```\nfalse  # unmarked: not run\n```\n")
+                       "```\nfalse  # unmarked: not run\n```\n"
+                       "<!-- kareus-output: echo one; echo two -->\n```text\none\ntwo  \n\n```\n"
+                       "<!-- kareus-output: echo one; echo three -->\n```text\none\ntwo\n```\n")
         failed = run_all([doc], source_dir, kareus_dir, timeout_s)
-    if failed != 2:
-        sys.exit(f"self-test: expected 2 failing examples, got {failed}")
+    if failed != 3:
+        sys.exit(f"self-test: expected 3 failing examples, got {failed}")
     print("self-test passed")
     return 0
 
