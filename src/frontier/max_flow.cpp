@@ -17,6 +17,7 @@ void MinCutSolver::reset(int nodes) {
   budget_.assign(nodes, 0);
   listed_.assign(nodes, 0);
   unbalanced_.clear();
+  reach_kept_ = false;
 }
 
 int MinCutSolver::add_edge(int from, int to) {
@@ -30,14 +31,20 @@ int MinCutSolver::add_edge(int from, int to) {
   lower_.push_back(0);
   upper_.push_back(0);
   adjacency_built_ = false;
+  reach_kept_ = false;
   return e;
 }
 
 void MinCutSolver::place(int edge, std::int64_t old, std::int64_t flow) {
   const std::int64_t now = std::clamp(flow, lower_[edge], upper_[edge]);
   const int forward = forward_[edge], backward = backward_[edge];
+  const std::int64_t forward_before = cap_[forward], backward_before = cap_[backward];
   cap_[forward] = upper_[edge] >= kInfiniteCapacity ? kInfiniteCapacity : upper_[edge] - now;
   cap_[backward] = now - lower_[edge];
+  if (reach_kept_) {
+    note_room(forward, forward_before);
+    note_room(backward, backward_before);
+  }
   // Budgets are imbalances, inflow - outflow, which the next solve settles.
   if (now == old) return;
   budget_[head_[forward]] += now - old;
@@ -47,6 +54,34 @@ void MinCutSolver::place(int edge, std::int64_t old, std::int64_t flow) {
     listed_[v] = 1;
     unbalanced_.push_back(v);
   }
+}
+
+void MinCutSolver::note_room(int a, std::int64_t before) {
+  if (level_[head_[reverse_[a]]] < 0) return;  // from outside the reach: reached, if at all, later
+  if (before > 0 && cap_[a] <= 0) reach_lost_ = true;
+  if (before <= 0 && cap_[a] > 0 && level_[head_[a]] < 0) grown_.push_back(a);
+}
+
+bool MinCutSolver::extend_reach(int sink) {
+  queue_.clear();
+  for (int a : grown_) {
+    if (cap_[a] <= 0 || level_[head_[a]] >= 0) continue;
+    level_[head_[a]] = 0;
+    queue_.push_back(head_[a]);
+  }
+  for (std::size_t i = 0; i < queue_.size(); ++i) {
+    const int u = queue_[i];
+    if (u == sink) return false;
+    for (int a = adj_begin_[u]; a < adj_begin_[u + 1]; ++a) {
+      const int w = head_[a];
+      if (cap_[a] <= 0 || level_[w] >= 0) continue;
+      level_[w] = 0;
+      queue_.push_back(w);
+    }
+  }
+  grown_.clear();
+  ++reaches_extended_;
+  return true;
 }
 
 // Renumbers the arcs grouped by tail, each node's in their present order (a stable counting sort),
@@ -172,6 +207,8 @@ void MinCutSolver::route_with_terminals(int source, std::int64_t source_budget, 
 
 bool MinCutSolver::solve(int source, int sink) {
   if (!adjacency_built_) build_adjacency();
+  if (reach_kept_ && !reach_lost_ && unbalanced_.empty() && extend_reach(sink)) return true;
+  reach_kept_ = false;
   // Lower bounds the textbook way, without its helper edges: the flow at hand meets every bound
   // (set_flow clamps), and a feasible flow is one that also balances every node but the two
   // terminals, which may give or take any amount. Routing each surplus to a shortage or a
@@ -193,6 +230,9 @@ bool MinCutSolver::solve(int source, int sink) {
   route_with_terminals(source, kInfiniteCapacity, sink, -kInfiniteCapacity);
   budget_[source] = 0;
   budget_[sink] = 0;
+  reach_kept_ = true;
+  reach_lost_ = false;
+  grown_.clear();
   return true;
 }
 

@@ -12,8 +12,11 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "change_queue.hpp"
+#include "critical_subgraph.hpp"
+#include "dag_graph.hpp"
 #include "fast_end_lp.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/frontier/frontier_polish.hpp"
@@ -52,90 +55,6 @@ void validate(const PipelineProblem& problem) {
           "a number of seconds >= 0");
 }
 
-// Forward/backward adjacency of the DAG in compressed rows, with a topological order; an edge
-// between stages (`*_cross`) carries the problem's transfer delay. Each instruction's edges keep
-// the order of the DAG's edge list.
-struct Graph {
-  std::vector<int> order;
-  std::vector<int> leaves;  // the instructions without successors
-  std::vector<int> succ_begin, succ, pred_begin, pred;
-  std::vector<char> succ_cross, pred_cross;
-
-  // The DAG with its instructions' own numbers.
-  explicit Graph(const workload::PipelineDag& dag) : Graph(dag, dag.topological_order(), false) {}
-
-  // The DAG with instruction topological[k] numbered k, for a topological order `topological`:
-  // the order is then 0, 1, 2, ...
-  static Graph numbered_by_rank(const workload::PipelineDag& dag,
-                                const std::vector<int>& topological) {
-    return Graph(dag, topological, true);
-  }
-
-  // Longest path: finish[v] = start[v] + duration[v], start = latest finish of the predecessors
-  // (plus `transfer` from another stage). `finish` is the caller's scratch: with it each duration
-  // is looked up once, not once per edge (the solver's hot passes call this at every step). The
-  // makespan is the latest finish of a leaf: with no negative duration or transfer, every other
-  // instruction finishes no later than its successors. Only the instructions from position
-  // `from` of the order on are computed: the caller knows the earlier ones' durations unchanged
-  // since `start` and `finish` last held their values (a step moves no instruction before its
-  // first moved one, about halfway down the order).
-  template <class T, class Duration>
-  T earliest_starts(const Duration& duration, T transfer, std::vector<T>& start,
-                    std::vector<T>& finish, int from = 0) const {
-    for (auto it = order.begin() + from; it != order.end(); ++it) {
-      const int v = *it;
-      T s{};
-      for (int i = pred_begin[v]; i < pred_begin[v + 1]; ++i)
-        s = std::max(s, finish[pred[i]] + (pred_cross[i] ? transfer : T{}));
-      start[v] = s;
-      finish[v] = s + duration(v);
-    }
-    T makespan{};
-    for (int v : leaves) makespan = std::max(makespan, finish[v]);
-    return makespan;
-  }
-  template <class T, class Duration>
-  T earliest_starts(const Duration& duration, T transfer, std::vector<T>& start) const {
-    std::vector<T> finish(start.size());
-    return earliest_starts(duration, transfer, start, finish);
-  }
-
- private:
-  Graph(const workload::PipelineDag& dag, const std::vector<int>& topological, bool by_rank) {
-    const int n = static_cast<int>(dag.nodes.size());
-    std::vector<int> number(n);  // each DAG node's number here
-    for (int k = 0; k < n; ++k) number[by_rank ? topological[k] : k] = k;
-    order.resize(n);
-    for (int k = 0; k < n; ++k) order[k] = number[topological[k]];
-    succ_begin.assign(n + 1, 0);
-    pred_begin.assign(n + 1, 0);
-    for (const auto& [from, to] : dag.edges) {
-      ++succ_begin[number[from] + 1];
-      ++pred_begin[number[to] + 1];
-    }
-    for (int v = 0; v < n; ++v) {
-      succ_begin[v + 1] += succ_begin[v];
-      pred_begin[v + 1] += pred_begin[v];
-    }
-    succ.resize(dag.edges.size());
-    pred.resize(dag.edges.size());
-    succ_cross.resize(dag.edges.size());
-    pred_cross.resize(dag.edges.size());
-    auto s_fill = succ_begin;
-    auto p_fill = pred_begin;
-    for (const auto& [dag_from, dag_to] : dag.edges) {
-      const char cross = dag.nodes[dag_from].stage != dag.nodes[dag_to].stage;
-      const int from = number[dag_from], to = number[dag_to];
-      succ_cross[s_fill[from]] = cross;
-      pred_cross[p_fill[to]] = cross;
-      succ[s_fill[from]++] = to;
-      pred[p_fill[to]++] = from;
-    }
-    for (int v = 0; v < n; ++v)
-      if (succ_begin[v] == succ_begin[v + 1]) leaves.push_back(v);
-  }
-};
-
 class Solver {
  public:
   Solver(const PipelineProblem& problem, const PipelineSolverOptions& options)
@@ -170,12 +89,12 @@ class Solver {
             fmt::format("{} time units of {} s", slowest, format_number(unit_.value())),
             fmt::format("at most {} (one min-cut step each): use a coarser time unit",
                         kMaxPipelineSolverSteps));
-    latest_finish_.resize(n_);
+    std::vector<std::int64_t> fastest(n_);
+    for (int v = 0; v < n_; ++v) fastest[v] = hull(v).fastest_units();
+    subgraph_.emplace(graph_, std::move(fastest));
     priced_units_.assign(n_, -1);
     price_lower_.resize(n_);
     price_upper_.resize(n_);
-    critical_.resize(n_);
-    stuck_.resize(n_);
     mapped_start_.resize(n_);
     mapped_finish_.resize(n_);
     plan_start_.resize(n_);
@@ -205,7 +124,7 @@ class Solver {
     std::vector<ParetoPoint> points{measure_plan(0, result.changes.emplace_back())};
     result.initial_assignment = in_problem_numbering(plan_);
     result.changes.front().clear();
-    std::int64_t makespan = critical_path();
+    std::int64_t makespan = update_critical(planned_makespan(), 0);
     summary.unit_time = unit_;
     summary.planned_slowest_units = makespan;
     double critical_total = 0;
@@ -248,7 +167,7 @@ class Solver {
     } join{queue, meter, steps_done};
     // Whether the last network solved had a cut (nullopt: none solved yet).
     std::optional<bool> cut_found;
-    while (!cannot_shorten_) {
+    while (!subgraph_->cannot_shorten()) {
       if (network_changed(makespan) || !cut_found) {
         cut_found = solve_cut();
         ++summary.min_cuts;
@@ -256,7 +175,7 @@ class Solver {
       if (!*cut_found) break;  // cannot happen from an optimal step; stop rather than guess
       std::vector<int> shortened, lengthened;
       for (int v = 0; v < n_; ++v) {
-        if (!critical_[v]) continue;
+        if (!critical(v)) continue;
         const bool in_source = on_source_side(v, 0), out_source = on_source_side(v, 1);
         if (in_source && !out_source) shortened.push_back(v);
         if (!in_source && out_source && units_[v] < hull(v).slowest_units())
@@ -264,7 +183,7 @@ class Solver {
       }
       const auto record_step = [&] {
         ++summary.steps;
-        critical_total += critical_count_;
+        critical_total += subgraph_->count();
         std::vector<OptionChange> moved;  // in the solver's numbering: only measure_step reads it
         for (const auto* list : {&shortened, &lengthened})
           for (int v : *list) moved.push_back(OptionChange{v, hull(v).option_at(units_[v])});
@@ -290,9 +209,9 @@ class Solver {
           // The run check's last probe was this plan: its starts are the plan's.
           start_.swap(probe_start_);
           finish_.swap(probe_finish_);
-          makespan = critical_path(makespan - run);
+          makespan = update_critical(makespan - run, first);
         } else {
-          makespan = critical_path(planned_makespan(first));
+          makespan = update_critical(planned_makespan(first), first);
         }
         continue;
       }
@@ -308,7 +227,7 @@ class Solver {
         next_makespan = planned_makespan(first);
       }
       record_step();
-      makespan = critical_path(next_makespan);
+      makespan = update_critical(next_makespan, first);
     }
     join.now();
     if (meter_error) std::rethrow_exception(meter_error);
@@ -376,7 +295,7 @@ class Solver {
   // shorter by one step of shift_; true when that is one unit for every critical path.
   bool every_critical_path_one_shorter(std::int64_t makespan) {
     for (int v = 0; v < n_; ++v) {
-      if (!critical_[v]) continue;
+      if (!critical(v)) continue;
       int fewest = start_[v] == 0 ? 0 : std::numeric_limits<int>::max();
       int most = start_[v] == 0 ? 0 : std::numeric_limits<int>::min();
       for (int i = graph_.pred_begin[v]; i < graph_.pred_begin[v + 1]; ++i) {
@@ -563,52 +482,27 @@ class Solver {
     return first;
   }
 
-  // Latest finishes and the critical nodes (zero slack) of the planned durations, with start_
-  // already holding their earliest starts when `makespan_now` is their makespan. In the same
-  // backward pass (each instruction's successors are done before it, so its outgoing critical
-  // edges are known): whether the iteration cannot get faster. Then, with warm starts, the kept
-  // network brought to this critical subgraph (network_changed_) in a pass of its own, in edge
-  // order: inside the backward pass its arrays were visited out of order, and on the 70B plans
-  // that cost more than the pass it saved.
-  std::int64_t critical_path(std::optional<std::int64_t> makespan_now = std::nullopt) {
-    const std::int64_t makespan = makespan_now ? *makespan_now : planned_makespan();
-    critical_count_ = 0;
-    cannot_shorten_ = false;
+  // The critical subgraph of the planned durations, with start_ and finish_ holding their earliest
+  // starts and finishes and `makespan` their makespan, brought up to date from position `from` of
+  // the order on (no earlier instruction changed its units or start since the last call); with warm
+  // starts, the kept network too (network_changed_), in the order of its edges: the bounds that
+  // change are set in the order a pass over every bound would set them, so the max flow starts
+  // from the same flow.
+  std::int64_t update_critical(std::int64_t makespan, int from) {
+    subgraph_->update(units_, start_, finish_, transfer_units_, makespan, from);
     network_changed_ = false;
-    for (int v = n_ - 1; v >= 0; --v) {
-      std::int64_t finish = makespan;
-      for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i) {
-        const int w = graph_.succ[i];
-        finish = std::min(
-            finish, latest_finish_[w] - units_[w] - (graph_.succ_cross[i] ? transfer_units_ : 0));
-      }
-      latest_finish_[v] = finish;
-      const bool critical = start_[v] + units_[v] == finish;
-      critical_[v] = critical;
-      critical_count_ += critical;
-      stuck_[v] = critical && fastest_to_the_end(v, makespan);
-      if (stuck_[v] && start_[v] == 0) cannot_shorten_ = true;
-    }
     if (warm_start_)
-      for (int v = 0; v < n_; ++v) network_changed_ |= update_network(v, critical_[v], makespan);
+      for (const auto& change : subgraph_->changes())
+        network_changed_ |= change.edge < 0 ? update_instruction(change.instruction, makespan)
+                                            : update_edge(change.instruction, change.edge);
     return makespan;
   }
 
-  bool critical_edge(int u, int v, bool cross) const {
-    return critical_[u] && critical_[v] &&
-           start_[u] + units_[u] + (cross ? transfer_units_ : 0) == start_[v];
-  }
+  bool critical(int v) const { return subgraph_->critical()[v] != 0; }
 
-  // Whether a critical path from critical instruction v to the end has only instructions at their
-  // fastest option (stuck_ known for v's successors). From a root, every cut is then infinite and
-  // the iteration cannot get faster.
-  bool fastest_to_the_end(int v, std::int64_t makespan) const {
-    if (units_[v] != hull(v).fastest_units()) return false;
-    if (start_[v] + units_[v] == makespan) return true;
-    for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i)
-      if (stuck_[graph_.succ[i]] && critical_edge(v, graph_.succ[i], graph_.succ_cross[i]))
-        return true;
-    return false;
+  bool critical_edge(int u, int v, bool cross) const {
+    return critical(u) && critical(v) &&
+           start_[u] + units_[u] + (cross ? transfer_units_ : 0) == start_[v];
   }
 
   std::int64_t capacity(double joules) const { return std::llround(joules * scale_); }
@@ -637,7 +531,7 @@ class Solver {
   // The minimum cut of the network just brought up to date; false when none exists.
   bool solve_cut() {
     if (warm_start_) return network_.solve(0, 1);
-    cold_side_ = cut_.min_cut(2 + 2 * critical_count_, previous_edges_, 0, 1);
+    cold_side_ = cut_.min_cut(2 + 2 * subgraph_->count(), previous_edges_, 0, 1);
     return cold_side_.has_value();
   }
 
@@ -675,23 +569,25 @@ class Solver {
     }
   }
 
-  // The bounds of instruction v's arc, its source or sink edge and its outgoing edges in the kept
-  // network (critical_ known for v and its successors); true when any changed.
-  bool update_network(int v, bool critical, std::int64_t makespan) {
-    if (critical) price(v);
-    bool changed =
-        network_.set_bounds(v, critical ? price_lower_[v] : 0, critical ? price_upper_[v] : 0);
+  // The bounds of instruction v's arc and of its source or sink edge in the kept network; true when
+  // any changed.
+  bool update_instruction(int v, std::int64_t makespan) {
+    const bool on = critical(v);
+    if (on) price(v);
+    bool changed = network_.set_bounds(v, on ? price_lower_[v] : 0, on ? price_upper_[v] : 0);
     if (source_edge_[v] >= 0)
-      changed |= network_.set_bounds(source_edge_[v], 0,
-                                     critical && start_[v] == 0 ? kInfiniteCapacity : 0);
+      changed |=
+          network_.set_bounds(source_edge_[v], 0, on && start_[v] == 0 ? kInfiniteCapacity : 0);
     if (sink_edge_[v] >= 0)
       changed |= network_.set_bounds(
-          sink_edge_[v], 0, critical && start_[v] + units_[v] == makespan ? kInfiniteCapacity : 0);
-    for (int i = graph_.succ_begin[v]; i < graph_.succ_begin[v + 1]; ++i) {
-      const bool on = critical_edge(v, graph_.succ[i], graph_.succ_cross[i]);
-      changed |= network_.set_bounds(n_ + i, 0, on ? kInfiniteCapacity : 0);
-    }
+          sink_edge_[v], 0, on && start_[v] + units_[v] == makespan ? kInfiniteCapacity : 0);
     return changed;
+  }
+
+  // The bounds of DAG edge i (a successor index) out of instruction u; true when they changed.
+  bool update_edge(int u, int i) {
+    const bool on = critical_edge(u, graph_.succ[i], graph_.succ_cross[i]);
+    return network_.set_bounds(n_ + i, 0, on ? kInfiniteCapacity : 0);
   }
 
   // The critical subgraph alone, built from scratch (the solver without warm starts, for
@@ -700,7 +596,7 @@ class Solver {
   void flow_edges(std::int64_t makespan) {
     edges_.clear();
     cold_index_.resize(n_);
-    for (int v = 0, k = 0; v < n_; ++v) cold_index_[v] = critical_[v] ? k++ : -1;
+    for (int v = 0, k = 0; v < n_; ++v) cold_index_[v] = critical(v) ? k++ : -1;
     for (int v = 0; v < n_; ++v) {
       const int k = cold_index_[v];
       if (k < 0) continue;
@@ -770,17 +666,14 @@ class Solver {
   std::int64_t transfer_units_ = 0;  // rounded up, like the instructions' durations
   std::vector<OptionHull> hulls_;
   double scale_ = 1.0;
-  std::vector<std::int64_t> units_, start_, finish_, latest_finish_;
+  std::vector<std::int64_t> units_, start_, finish_;
   // An instruction's arc bounds at priced_units_[v] (-1: not yet priced); a step moves few
   // instructions, so most keep their price.
   std::vector<std::int64_t> priced_units_, price_lower_, price_upper_;
   std::vector<int> mapped_, plan_;
-  // Of the last critical_path: each instruction critical (zero slack), on a critical path to the
-  // end with only fastest options (stuck_), the count, whether such a path starts at a root, and
-  // whether the kept network changed.
-  std::vector<char> critical_, stuck_;
-  int critical_count_ = 0;
-  bool cannot_shorten_ = false;
+  // The critical subgraph of the last update_critical (built once the hulls are known), and whether
+  // the kept network changed there.
+  std::optional<CriticalSubgraph> subgraph_;
   bool network_changed_ = false;
   // With warm starts, the network kept between steps (build_network) and the edge numbers of
   // the source and sink edges (-1: none); without, the critical network of this step and of the

@@ -62,10 +62,21 @@ class MinCutSolver {
   bool solve(int source, int sink);
   // After a successful solve: whether `node` is on the source side of the minimum cut.
   bool source_side(int node) const { return level_[node] >= 0; }
+  // How many solves found the cut by extending the previous one's source side (extend_reach)
+  // instead of searching the network again.
+  std::int64_t reaches_extended() const { return reaches_extended_; }
 
  private:
   // Sets an edge whose flow was `old` to `flow` clamped into its bounds.
   void place(int edge, std::int64_t old, std::int64_t flow);
+  // Notes what arc a's room, `before` until now, does to the kept reach.
+  void note_room(int a, std::int64_t before);
+  // When nothing is unbalanced and no arc from the last solve's source side lost its room, that
+  // flow is still feasible and the side still reached; the new side is it plus what the arcs that
+  // gained room reach. True, with level_ marking that side, when the sink is not in it (the flow
+  // is then still maximum: the full solve would find no augmenting path and end with the same
+  // side); false when it is (level_ then needs a full search).
+  bool extend_reach(int sink);
   void build_adjacency();
   // Dinic's algorithm from the nodes of sources_ with budget_ > 0 (supply) to the nodes with
   // budget_ < 0 (demand), as with one super source and one super sink, without their edges.
@@ -94,6 +105,14 @@ class MinCutSolver {
   std::vector<std::int64_t> cap_, lower_, upper_, budget_;
   // What route() has left to move from finite supplies and to finite demands (-1: infinite).
   std::int64_t finite_supply_ = 0, finite_demand_ = 0;
+  // Whether level_ still marks the last successful solve's source side (the reach), the arcs from
+  // it that have gained room since (grown_), and whether one from it has lost all its room. A
+  // pipeline step changes few bounds, mostly on arcs whose room stays positive or zero, so the
+  // reach usually stays or grows, and a level search of the whole source side per solve (about a
+  // tenth of dp1's CPU) found the same side again.
+  bool reach_kept_ = false, reach_lost_ = false;
+  std::vector<int> grown_;
+  std::int64_t reaches_extended_ = 0;
 };
 
 }  // namespace kareus::frontier
