@@ -50,6 +50,7 @@ struct FitArgs {
   int bags = el::kDefaultBags;
   std::string pooling = "off";
   std::string shape_prior = "on";
+  std::string batch_saturation = "off";
 
   void add(CLI::App* cmd) {
     cmd->add_option("--loss", loss,
@@ -95,6 +96,11 @@ struct FitArgs {
                     "physical values, weighted by the row noise over the row count (MAP); off: "
                     "the rows alone")
         ->check(CLI::IsMember({"on", "off"}));
+    cmd->add_option("--batch-saturation", batch_saturation,
+                    "on: fit k_sat, the inverse of the batch beyond which the decode and step "
+                    "terms' batch benefit saturates (batch / (1 + k_sat x batch)); off: it keeps "
+                    "growing with the batch")
+        ->check(CLI::IsMember({"on", "off"}));
   }
   el::FitOptions options() const {
     el::FitOptions o;
@@ -110,6 +116,7 @@ struct FitArgs {
     o.bags = bags;
     o.pooling = el::parse_pooling(pooling);
     o.shape_prior = shape_prior == "on";
+    o.batch_saturation = batch_saturation == "on";
     return o;
   }
 };

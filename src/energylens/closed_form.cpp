@@ -39,6 +39,11 @@ const std::array<ParamInfo, kParams>& parameter_info() {
       // Ours: how long the metered power takes to rise to its loaded level at the start of a
       // run; up to a minute (a GPU reaches its loaded power within seconds).
       {"tau_r", "run-start time constant (s)", 0.0, 60.0, false},
+      // Ours: a decode step's time per sequence in it over its fixed time (the weight stream):
+      // the inverse of the batch at which the batch's benefit is half spent; at most 1 (a
+      // saturation at one request).
+      {"k_sat", "batch saturation (1 / the batch at which the decode's batch benefit halves)", 0.0,
+       1.0, false},
   }};
   return info;
 }
@@ -72,18 +77,19 @@ Features features_of(const Sample& s, const ParallelRatios& ratios) {
 namespace {
 
 // One phase term a * tokens / (batch^b + e) * TP^g1 * PP^g2 and its partial derivatives, written
-// into grad[first..first+4].
-double phase(const Params& p, std::size_t first, double tokens, const Features& x, Gradient* grad) {
+// into grad[first..first+4]; `batch` is the row's or the effective one.
+double phase(const Params& p, std::size_t first, double tokens, double batch, const Features& x,
+             Gradient* grad) {
   const double a = p[first], b = p[first + 1], e = p[first + 2];
   const double g1 = p[first + 3], g2 = p[first + 4];
-  const double bb = std::pow(x.batch, b);
+  const double bb = std::pow(batch, b);
   const double denom = bb + e;
   const double par = std::pow(x.tp, g1) * std::pow(x.pp, g2);
   const double unit = tokens / denom * par;
   const double term = a * unit;
   if (grad) {
     (*grad)[first] = unit;
-    (*grad)[first + 1] = -term * bb * std::log(x.batch) / denom;
+    (*grad)[first + 1] = -term * bb * std::log(batch) / denom;
     (*grad)[first + 2] = -term / denom;
     (*grad)[first + 3] = term * std::log(x.tp);
     (*grad)[first + 4] = term * std::log(x.pp);
@@ -100,8 +106,9 @@ double step_tokens(const Features& x) {
 // c_tp, c_pp, c_dp, c_kv, c_step. TP all-reduces every token it processes (prompt and output);
 // bubbles and idle replicas cost per decode step; decode step t reads the KV cache of the in + t
 // tokens before it, out x (in + out / 2) in all, whatever the batch, and only while the request
-// runs; each decode step has a fixed part on all TP x PP GPUs that the batch of requests share.
-std::array<double, 7> linear_units(const Features& x) {
+// runs; each decode step has a fixed part on all TP x PP GPUs that the batch of requests share
+// (`batch`: the effective one).
+std::array<double, 7> linear_units(const Features& x, double batch) {
   const double steps = step_tokens(x);
   return {x.tp,
           x.pp,
@@ -109,7 +116,7 @@ std::array<double, 7> linear_units(const Features& x) {
           steps * (x.pp - 1.0) * x.idle_power_share,
           steps * (x.dp - 1.0) * x.idle_power_share,
           x.output_tokens * (x.input_tokens + 0.5 * x.output_tokens),
-          steps * x.tp * x.pp / x.batch};
+          steps * x.tp * x.pp / batch};
 }
 constexpr std::array<std::size_t, 7> kLinearTail = {d1, d2, c_tp, c_pp, c_dp, c_kv, c_step};
 
@@ -117,6 +124,10 @@ constexpr std::array<std::size_t, 7> kLinearTail = {d1, d2, c_tp, c_pp, c_dp, c_
 
 bool has_run_start(const Features& x) {
   return x.run_s > 0.0 && x.rising_share > 0.0;
+}
+
+double effective_batch(double k_sat, const Features& x) {
+  return x.batch / (1.0 + k_sat * x.batch);
 }
 
 namespace {
@@ -143,19 +154,28 @@ double run_start(double tau, const Features& x, double* slope) {
 }  // namespace
 
 double closed_form(const Params& p, const Features& x) {
-  double e = phase(p, a_p, x.input_tokens, x, nullptr) + phase(p, a_d, step_tokens(x), x, nullptr);
-  const auto units = linear_units(x);
+  const double batch = effective_batch(p[k_sat], x);
+  double e = phase(p, a_p, x.input_tokens, x.batch, x, nullptr) +
+             phase(p, a_d, step_tokens(x), batch, x, nullptr);
+  const auto units = linear_units(x, batch);
   for (std::size_t j = 0; j < units.size(); ++j) e += p[kLinearTail[j]] * units[j];
   return e * run_start(p[tau_r], x, nullptr);
 }
 
 double closed_form(const Params& p, const Features& x, Gradient& grad) {
-  double e = phase(p, a_p, x.input_tokens, x, &grad) + phase(p, a_d, step_tokens(x), x, &grad);
-  const auto units = linear_units(x);
+  const double batch = effective_batch(p[k_sat], x);
+  const double decode = phase(p, a_d, step_tokens(x), batch, x, &grad);
+  double e = phase(p, a_p, x.input_tokens, x.batch, x, &grad) + decode;
+  const auto units = linear_units(x, batch);
   for (std::size_t j = 0; j < units.size(); ++j) {
     e += p[kLinearTail[j]] * units[j];
     grad[kLinearTail[j]] = units[j];
   }
+  // d(batch_eff) / d(k_sat) = -batch_eff^2: the decode term, a / (batch_eff^b + e), rises by
+  // b x batch_eff^(b + 1) / (batch_eff^b + e) of itself, and the step term, linear in
+  // 1 / batch_eff = 1 / batch + k_sat, by its per-unit value times batch_eff.
+  const double bb = std::pow(batch, p[b_d]);
+  grad[k_sat] = (decode * p[b_d] * bb / (bb + p[e_d]) + p[c_step] * units.back()) * batch;
   double slope = 0.0;
   const double factor = run_start(p[tau_r], x, &slope);
   for (double& g : grad) g *= factor;

@@ -32,14 +32,16 @@ struct Problem {
   std::vector<std::size_t> linear;
   // Some row was measured over a whole run, so tau_r is fitted (else it stays 0, unused).
   bool runs = false;
-  // The parameters the optimiser moves: all but tau_r without runs.
+  // k_sat is fitted (FitOptions::batch_saturation; else it stays 0).
+  bool saturation = false;
+  // The parameters the optimiser moves: all but tau_r without runs and k_sat without saturation.
   std::vector<std::size_t> moved;
   detail::Pooling pooling;    // weight 0 (the default): every group's multiplier free
   double prior_weight = 0.0;  // the shape prior's (0: none)
 
   Problem(const std::vector<Sample>& rows, Loss l, const std::vector<std::string>& by,
           bool descriptors = false, bool parallel_terms = true, bool kv_term = true,
-          bool step_term = true, bool run_start_term = true)
+          bool step_term = true, bool run_start_term = true, bool batch_saturation = false)
       : groups(rows, by), scale_by(by), loss(l) {
     for (std::size_t k = 0; k < kParams; ++k) {
       const bool parallel =
@@ -56,8 +58,9 @@ struct Problem {
       energy.push_back(s.energy->value());
       runs = runs || (run_start_term && has_run_start(x.back()));
     }
+    saturation = batch_saturation;
     for (std::size_t k = 0; k < kParams; ++k)
-      if (runs || k != tau_r) moved.push_back(k);
+      if ((runs || k != tau_r) && (saturation || k != k_sat)) moved.push_back(k);
   }
 
   // `objective` false: the rows' loss alone, each group with its own multiplier, whatever the
@@ -308,9 +311,17 @@ void fit_scale_term(EnergyModel& model, const Problem& problem, std::vector<Grou
 // Where the fit starts tau_r (s): the order of a GPU's rise to its loaded power.
 constexpr double kRunStartTauStart = 1.0;
 
-// A start's remaining parameters: tau_r where it is fitted, the linear ones by least squares.
-Params start_from(const Problem& problem, Params p) {
+// Where the random starts put k_sat when it is fitted: a saturation at a batch of 200, within
+// the batches both shipped datasets sweep (1 to 3,072), and off the bound 0, where the loss's
+// gradient in it is one-sided. The fixed start keeps k_sat = 0, the form without it, so that a
+// fit with the saturation starts where one without it would.
+constexpr double kSaturationStart = 1.0 / 200.0;
+
+// A start's remaining parameters: tau_r where it is fitted, k_sat = `saturation` where it is,
+// the linear ones by least squares.
+Params start_from(const Problem& problem, Params p, double saturation = kSaturationStart) {
   if (problem.runs) p[tau_r] = kRunStartTauStart;
+  if (problem.saturation) p[k_sat] = saturation;
   problem.init_linear(p);
   return p;
 }
@@ -319,7 +330,7 @@ Params fixed_start(const Problem& problem) {
   Params p{};
   p[b_p] = p[b_d] = 0.5;
   p[e_p] = p[e_d] = 1.0;
-  return start_from(problem, p);
+  return start_from(problem, p, 0.0);
 }
 
 // kHuberK robust standard deviations (1.4826 x the median absolute deviation, which the tail the
@@ -676,7 +687,7 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
     // Models saved before the parallelism, KV, step and run-start terms existed predict as if
     // they were 0.
     const bool added_later =
-        k == c_kv || k == c_step || k == tau_r ||
+        k == c_kv || k == c_step || k == tau_r || k == k_sat ||
         std::find(kParallelParams.begin(), kParallelParams.end(), k) != kParallelParams.end();
     const ParamInfo& info = parameter_info()[k];
     if (added_later && !p.contains(info.name)) {
@@ -794,7 +805,8 @@ EnergyModel fit_single_model(const std::vector<Sample>& rows, const FitOptions& 
         "", "--scale-by", fmt::format("{}", fmt::join(options.scale_by, ",")),
         "the descriptor scale needs groups by model and gpu (or --descriptors off)");
   Problem problem(rows, options.loss, options.scale_by, options.descriptors, options.parallel_terms,
-                  options.kv_term, options.step_term, options.run_start_term);
+                  options.kv_term, options.step_term, options.run_start_term,
+                  options.batch_saturation);
   if (options.loss == Loss::kHuber)
     problem.huber_threshold = huber_threshold(problem, options.max_iterations);
   std::vector<GroupEvidence> evidence = group_evidence(problem, rows, options.descriptors);

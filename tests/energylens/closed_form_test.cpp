@@ -57,6 +57,24 @@ TEST(EnergyLensClosedForm, MatchesHandComputedValues) {
   EXPECT_NEAR(g[c_step], 100, 1e-12);
 }
 
+// The batch saturation by hand: k_sat = 0.75 turns batch 4 into 4 / (1 + 4 x 0.75) = 1 for the
+// decode and step terms, not the prefill: decode 3 x 50 / 1^0.5 x 2^1 x 4^-1 = 75, step
+// 0.5 x 50 x (2 x 4) / 1 = 200.
+TEST(EnergyLensClosedForm, BatchSaturationByHand) {
+  Params p{2, 1, 1, 0, 0, 3, 0.5, 0, 1, -1, 5, 7, 0, 0, 0};
+  p[c_step] = 0.5;
+  p[k_sat] = 0.75;
+  const Features x{2, 4, 4, 100, 50};
+  EXPECT_DOUBLE_EQ(effective_batch(p[k_sat], x), 1.0);
+  EXPECT_NEAR(closed_form(p, x), 40 + 75 + 38 + 200, 1e-12);
+  // d/dk_sat: decode 75 x 0.5 x 1^1.5 / (1^0.5 + 0) = 37.5, step 0.5 x 50 x 8 x 1 = 200.
+  Gradient g;
+  closed_form(p, x, g);
+  EXPECT_NEAR(g[k_sat], 37.5 + 200, 1e-12);
+  p[k_sat] = 0.0;
+  EXPECT_DOUBLE_EQ(effective_batch(p[k_sat], x), 4.0);
+}
+
 // The analytic gradient at (p, x) against central differences, parameter by parameter.
 void expect_gradient_matches(const Params& p, const Features& x, int trial) {
   Gradient g;
@@ -85,6 +103,21 @@ TEST(EnergyLensClosedForm, GradientMatchesCentralDifferences) {
                      double(rng.integer(1, 4)),
                      rng.uniform(0.01, 2.0),
                      rng.uniform(0.1, 0.4)};
+    expect_gradient_matches(p, x, trial);
+  }
+}
+
+// The same at the batch saturations a fit finds (the test above draws k_sat up to 1, where
+// every batch is nearly saturated), up to batch 1,024, with batch exponents down to -1.5, where
+// the decode term grows with the effective batch.
+TEST(EnergyLensClosedForm, GradientMatchesCentralDifferencesWithBatchSaturation) {
+  Rng rng(13);
+  for (int trial = 0; trial < 50; ++trial) {
+    Params p = random_params(rng);
+    p[k_sat] = std::exp(rng.uniform(std::log(1e-4), std::log(0.1)));
+    const Features x{std::pow(2.0, double(rng.integer(0, 3))), double(rng.integer(1, 4)),
+                     rng.uniform(1.0, 1024.0), rng.uniform(10.0, 2000.0),
+                     rng.uniform(10.0, 2000.0)};
     expect_gradient_matches(p, x, trial);
   }
 }

@@ -105,6 +105,35 @@ TEST(EnergyLensFit, RecoversTheStepTerm) {
   expect_recovers_term(c_step, 0.4, &FitOptions::step_term);
 }
 
+// The batch saturation: k_sat = 0.03 halves the decode and step terms' batch benefit at a batch
+// of 33, within the grid's 1-256. With the option on the fit recovers k_sat and a fresh grid to
+// the noise; off, k_sat stays 0 and the batch terms keep falling where the truth's stop.
+TEST(EnergyLensFit, RecoversTheBatchSaturation) {
+  Params truth = truth_params();
+  truth[c_step] = 0.4;
+  truth[k_sat] = 0.03;
+  auto f = [&](const Sample& s) { return closed_form(truth, features_of(s)); };
+  const auto mape = [&](const EnergyModel& m) {
+    std::vector<double> measured, predicted;
+    for (const Sample& s : testing::synthetic_grid(f, 0.0, 6).samples) {
+      measured.push_back(s.energy->value());
+      predicted.push_back(m.predict(s).value());
+    }
+    return mape_percent(measured, predicted);
+  };
+  FitOptions o;
+  o.scale_by = {};
+  o.batch_saturation = true;
+  const EnergyModel m = fit_energy_model(testing::synthetic_grid(f, 0.01, 5).samples, o);
+  EXPECT_NEAR(m.params[k_sat], 0.03, 0.0045);
+  EXPECT_NEAR(m.params[b_d], truth[b_d], 0.15);
+  EXPECT_LT(mape(m), 1.5);
+  o.batch_saturation = false;
+  const EnergyModel off = fit_energy_model(testing::synthetic_grid(f, 0.01, 5).samples, o);
+  EXPECT_EQ(off.params[k_sat], 0.0);
+  EXPECT_GT(mape(off), 3.0);
+}
+
 // Runs served in waves of the batch, each lasting until its longest request reaches the output
 // cap: one wave (requests = batch) or two and a half, mean outputs at 40-95 % of the cap. With
 // `drain` off the rows keep their energies but lose the two columns that say so.
@@ -334,6 +363,27 @@ TEST(EnergyLensFit, ModelSavedWithoutTheRunStartTermLoads) {
   const EnergyModel back = EnergyModel::from_json(JsonDocument::parse(old, "model.json").root());
   EXPECT_EQ(back.params[tau_r], 0.0);
   for (std::size_t k = 0; k < tau_r; ++k) EXPECT_DOUBLE_EQ(back.params[k], m.params[k]);
+}
+
+// A model saved before the batch saturation existed has no k_sat: it loads with k_sat = 0, the
+// form it was fitted with.
+TEST(EnergyLensFit, ModelSavedWithoutTheBatchSaturationLoads) {
+  Params truth = truth_params();
+  truth[k_sat] = 0.03;
+  FitOptions o;
+  o.batch_saturation = true;
+  const EnergyModel m = fit_energy_model(
+      testing::synthetic_grid([&](const Sample& s) { return closed_form(truth, features_of(s)); },
+                              0.01, 5)
+          .samples,
+      o);
+  ASSERT_GT(m.params[k_sat], 0.0);
+  const std::string text = m.to_json().dump();
+  const std::string old = std::regex_replace(text, std::regex(R"(,\s*"k_sat"\s*:\s*[^,}\s]+)"), "");
+  ASSERT_NE(old, text);
+  const EnergyModel back = EnergyModel::from_json(JsonDocument::parse(old, "model.json").root());
+  EXPECT_EQ(back.params[k_sat], 0.0);
+  for (std::size_t k = 0; k < k_sat; ++k) EXPECT_DOUBLE_EQ(back.params[k], m.params[k]);
 }
 
 TEST(EnergyLensFit, RejectsBadOptions) {

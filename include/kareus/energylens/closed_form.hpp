@@ -19,6 +19,10 @@
 // and the whole of it times a run-start factor of ours (docs/energylens.md, "Run-start term"),
 // for rows measured over a whole run of duration T from its start:
 //   E x (1 - phi x tau_r / T x (1 - exp(-T / tau_r)))          (metered power still rising)
+// With the batch saturation of ours (docs/energylens.md, "Batch saturation"), the decode and step
+// terms read an effective batch batch / (1 + k_sat x batch) in place of the batch: a decode step
+// takes a fixed time plus a time per sequence in it, so the time per token stops falling once the
+// batch passes 1 / k_sat (k_sat = 0: the form above).
 // rho: a token's all-reduce time over the time to stream the weights once (model and link
 // descriptors), sigma: static over limit power (GPU), phi: the share of the metered power that
 // rises at the start, from sigma and the GPU counts. Parameters in the order of `Param`.
@@ -50,9 +54,10 @@ enum Param : std::size_t {
   c_dp,
   c_kv,
   c_step,
-  tau_r
+  tau_r,
+  k_sat
 };
-inline constexpr std::size_t kParams = 18;
+inline constexpr std::size_t kParams = 19;
 // The parallelism terms' coefficients, fixed at 0 when a fit leaves them out.
 inline constexpr std::array<std::size_t, 3> kParallelParams = {c_tp, c_pp, c_dp};
 using Params = std::array<double, kParams>;
@@ -98,6 +103,8 @@ Features features_of(const Sample& s, const ParallelRatios& ratios = {});
 
 // Whether the run-start factor applies to the row (it was measured over a whole run).
 bool has_run_start(const Features& x);
+// The batch the decode and step terms amortise over at this k_sat (per request).
+double effective_batch(double k_sat, const Features& x);
 
 double closed_form(const Params& p, const Features& x);
 // Value and the analytic gradient with respect to all parameters.

@@ -93,6 +93,12 @@ struct FitOptions {
   // default: it lowers ML.ENERGY's extrapolation and leave-one-parallelism-out error
   // (docs/benchmarks/energylens.md, seventeenth step).
   bool shape_prior = true;
+  // Fit the batch saturation k_sat (closed_form.hpp): the decode and step terms' batch benefit
+  // stops growing once a step's per-sequence time passes its fixed time; false holds it at 0.
+  // Off by default: on ML.ENERGY it lowers the error of the random split, leave-one-model-out
+  // and leave-one-GPU-out, but its ranking gains are within the seed spread
+  // (docs/benchmarks/energylens.md, eighteenth step).
+  bool batch_saturation = false;
 };
 
 // One shape parameter's prior: normal with this centre and standard deviation, on the
