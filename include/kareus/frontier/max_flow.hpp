@@ -40,7 +40,9 @@ class MinCutSolver {
                                            std::vector<std::int64_t>* flow = nullptr);
 
   // The same network kept between solves: `reset` and `add_edge` fix its nodes and edges, then
-  // `set_bounds` and `solve` alternate. An edge with bounds [0, 0] is the same as no edge.
+  // `set_bounds` and `solve` alternate, every solve between the same source and sink (a solve
+  // forgets the old terminals' imbalance and keeps their source side for the next one). An edge
+  // with bounds [0, 0] is the same as no edge.
   void reset(int nodes);
   // A new edge, with bounds [0, 0] and no flow; its index. Edges are added before the first solve.
   int add_edge(int from, int to);
