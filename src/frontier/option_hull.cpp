@@ -59,7 +59,7 @@ int OptionHull::slowest_within(Seconds window) const {
   return it == pareto_.begin() ? -1 : std::prev(it)->option;
 }
 
-int OptionHull::slowest_within(Seconds window, int at_least) const {
+int OptionHull::slowest_within_searched(Seconds window, int at_least) const {
   int k = rung_of_[at_least];
   if (k < 0) {
     const int i = slowest_within(window);

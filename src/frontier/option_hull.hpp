@@ -25,7 +25,13 @@ class OptionHull {
   int slowest_within(Seconds window) const;
   // The same, but never faster than the kept option `at_least`: at_least when the slowest within
   // is faster or none is. Searches from at_least up, which is where the answer usually is.
-  int slowest_within(Seconds window, int at_least) const;
+  // Inline for its usual answer, at_least itself (the measuring pass asks once per instruction).
+  int slowest_within(Seconds window, int at_least) const {
+    const int k = rung_of_[at_least];
+    if (k >= 0 && (k + 1 == static_cast<int>(pareto_.size()) || window < pareto_[k + 1].time))
+      return at_least;
+    return slowest_within_searched(window, at_least);
+  }
   // The fastest measured option, which quantisation may have merged into a slower one.
   int fastest_option() const { return pareto_.front().option; }
   // Hull slope, in joules per unit, of going from `units` to units - 1 (units > fastest) and from
@@ -44,6 +50,7 @@ class OptionHull {
     double cost;  // time-effective energy, J
     int option;
   };
+  int slowest_within_searched(Seconds window, int at_least) const;
   // Slope of the hull segment covering [units, units + 1].
   double slope_after(std::int64_t units) const;
 
