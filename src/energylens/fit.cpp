@@ -42,7 +42,7 @@ struct Problem {
   Problem(const std::vector<Sample>& rows, Loss l, const std::vector<std::string>& by,
           bool descriptors = false, bool parallel_terms = true, bool kv_term = true,
           bool step_term = true, bool run_start_term = true, bool batch_saturation = false)
-      : groups(rows, by), scale_by(by), loss(l) {
+      : groups(rows, by), scale_by(by), loss(l), saturation(batch_saturation) {
     for (std::size_t k = 0; k < kParams; ++k) {
       const bool parallel =
           std::find(kParallelParams.begin(), kParallelParams.end(), k) != kParallelParams.end();
@@ -58,7 +58,6 @@ struct Problem {
       energy.push_back(s.energy->value());
       runs = runs || (run_start_term && has_run_start(x.back()));
     }
-    saturation = batch_saturation;
     for (std::size_t k = 0; k < kParams; ++k)
       if ((runs || k != tau_r) && (saturation || k != k_sat)) moved.push_back(k);
   }
@@ -684,8 +683,8 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
   EnergyModel m;
   const JsonValue p = v.at("params");
   for (std::size_t k = 0; k < kParams; ++k) {
-    // Models saved before the parallelism, KV, step and run-start terms existed predict as if
-    // they were 0.
+    // Models saved before the parallelism, KV, step and run-start terms and the batch saturation
+    // existed predict as if they were 0.
     const bool added_later =
         k == c_kv || k == c_step || k == tau_r || k == k_sat ||
         std::find(kParallelParams.begin(), kParallelParams.end(), k) != kParallelParams.end();

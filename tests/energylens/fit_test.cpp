@@ -339,17 +339,22 @@ TEST(EnergyLensFit, ModelRoundTripsThroughJson) {
   EXPECT_EQ(back.scale_by, m.scale_by);
 }
 
+// `m` saved without parameter k, as files from before it existed were: it loads with k = 0 and
+// every other parameter as saved.
+void expect_loads_without(const EnergyModel& m, std::size_t k) {
+  const std::string text = m.to_json().dump();
+  const std::string name(parameter_info()[k].name);
+  const std::string old =
+      std::regex_replace(text, std::regex(",\\s*\"" + name + "\"\\s*:\\s*[^,}\\s]+"), "");
+  ASSERT_NE(old, text) << name;
+  const EnergyModel back = EnergyModel::from_json(JsonDocument::parse(old, "model.json").root());
+  EXPECT_EQ(back.params[k], 0.0) << name;
+  for (std::size_t j = 0; j < k; ++j) EXPECT_DOUBLE_EQ(back.params[j], m.params[j]) << name;
+}
+
 // A model saved before the step term existed has no c_step: it loads and predicts as if it were 0.
 TEST(EnergyLensFit, ModelSavedWithoutTheStepTermLoads) {
-  const Params truth = truth_params();
-  const EnergyModel m = fit_grid(truth);
-  const std::string text = m.to_json().dump();
-  const std::string old =
-      std::regex_replace(text, std::regex(R"(,\s*"c_step"\s*:\s*[^,}\s]+)"), "");
-  ASSERT_NE(old, text);
-  const EnergyModel back = EnergyModel::from_json(JsonDocument::parse(old, "model.json").root());
-  EXPECT_EQ(back.params[c_step], 0.0);
-  for (std::size_t k = 0; k < c_step; ++k) EXPECT_DOUBLE_EQ(back.params[k], m.params[k]);
+  expect_loads_without(fit_grid(truth_params()), c_step);
 }
 
 // A model saved before the run-start term existed has no tau_r: it loads with tau_r = 0, which
@@ -357,12 +362,7 @@ TEST(EnergyLensFit, ModelSavedWithoutTheStepTermLoads) {
 TEST(EnergyLensFit, ModelSavedWithoutTheRunStartTermLoads) {
   const EnergyModel m = fit_runs(run_truth(), true);
   ASSERT_GT(m.params[tau_r], 0.0);
-  const std::string text = m.to_json().dump();
-  const std::string old = std::regex_replace(text, std::regex(R"(,\s*"tau_r"\s*:\s*[^,}\s]+)"), "");
-  ASSERT_NE(old, text);
-  const EnergyModel back = EnergyModel::from_json(JsonDocument::parse(old, "model.json").root());
-  EXPECT_EQ(back.params[tau_r], 0.0);
-  for (std::size_t k = 0; k < tau_r; ++k) EXPECT_DOUBLE_EQ(back.params[k], m.params[k]);
+  expect_loads_without(m, tau_r);
 }
 
 // A model saved before the batch saturation existed has no k_sat: it loads with k_sat = 0, the
@@ -378,12 +378,7 @@ TEST(EnergyLensFit, ModelSavedWithoutTheBatchSaturationLoads) {
           .samples,
       o);
   ASSERT_GT(m.params[k_sat], 0.0);
-  const std::string text = m.to_json().dump();
-  const std::string old = std::regex_replace(text, std::regex(R"(,\s*"k_sat"\s*:\s*[^,}\s]+)"), "");
-  ASSERT_NE(old, text);
-  const EnergyModel back = EnergyModel::from_json(JsonDocument::parse(old, "model.json").root());
-  EXPECT_EQ(back.params[k_sat], 0.0);
-  for (std::size_t k = 0; k < k_sat; ++k) EXPECT_DOUBLE_EQ(back.params[k], m.params[k]);
+  expect_loads_without(m, k_sat);
 }
 
 TEST(EnergyLensFit, RejectsBadOptions) {
