@@ -22,6 +22,7 @@
 #include "kareus/energylens/metrics.hpp"
 #include "kareus/energylens/select.hpp"
 #include "kareus/energylens/symbolic.hpp"
+#include "kareus/energylens/term_shares.hpp"
 
 namespace kareus::cli {
 namespace {
@@ -152,36 +153,57 @@ void add_import(CLI::App& parent) {
   });
 }
 
-Json params_json(const el::EnergyModel& m) {
+// Shape parameters of a term the rows leave at next to nothing are not identified: their values
+// and intervals are whatever the optimiser stopped at, and the table says so (term_shares.hpp).
+Json params_json(const el::EnergyModel& m, const std::vector<el::Sample>& rows) {
   const std::vector<el::ParamInterval> iv = el::parameter_intervals(m);
+  const el::TermShares shares = el::term_shares(m, rows);
   Json out = Json::array();
   for (std::size_t k = 0; k < el::kParams; ++k) {
     const auto& info = el::parameter_info()[k];
-    out.push_back({{"name", info.name}, {"value", m.params[k]}, {"meaning", info.meaning}});
+    out.push_back({{"name", info.name},
+                   {"value", m.params[k]},
+                   {"identified", shares.identified[k]},
+                   {"meaning", info.meaning}});
+    if (info.linear) out.back()["energy_share"] = shares.mean_share[k];
     if (!iv.empty()) out.back()["interval"] = Json{{"low", iv[k].low}, {"high", iv[k].high}};
   }
   return out;
 }
 
-std::string params_text(const el::EnergyModel& m) {
+std::string params_text(const el::EnergyModel& m, const std::vector<el::Sample>& rows) {
   const std::vector<el::ParamInterval> iv = el::parameter_intervals(m);
-  TextTable t(iv.empty()
-                  ? std::vector<std::string>{"parameter", "value", "meaning"}
-                  : std::vector<std::string>{
-                        "parameter", "value",
-                        fmt::format("bootstrap {:.0f} %", 100 * el::kIntervalCoverage), "meaning"});
+  const el::TermShares shares = el::term_shares(m, rows);
+  std::vector<std::string> header = {"parameter", "value"};
+  if (!iv.empty()) header.push_back(fmt::format("bootstrap {:.0f} %", 100 * el::kIntervalCoverage));
+  header.insert(header.end(), {"energy share", "meaning"});
+  TextTable t(header);
+  bool any_unidentified = false;
   for (std::size_t k = 0; k < el::kParams; ++k) {
     const auto& info = el::parameter_info()[k];
     std::vector<std::string> row = {std::string(info.name), fmt::format("{:.6g}", m.params[k])};
     if (!iv.empty()) row.push_back(fmt::format("[{:.4g}, {:.4g}]", iv[k].low, iv[k].high));
+    if (info.linear)
+      row.push_back(fmt::format("{:.1f} %", 100 * shares.mean_share[k]));
+    else
+      row.push_back(shares.identified[k] ? "" : "not identified");
+    any_unidentified = any_unidentified || !shares.identified[k];
     row.push_back(std::string(info.meaning));
     t.add_row(row);
   }
-  return t.render();
+  std::string text =
+      t.render() + "energy share: the term's part of a training row's energy, mean over the rows\n";
+  if (any_unidentified)
+    text += fmt::format(
+        "not identified: every term it shapes carries under {:.1f} % of each row's energy (tau_r: "
+        "no row was metered from its run's start), so the rows leave its value free\n",
+        100 * el::kMinIdentifiedShare);
+  return text;
 }
 
 void add_fit(CLI::App& parent) {
-  auto* cmd = parent.add_subcommand("fit", "Fit the 12-parameter closed form with L-BFGS-B");
+  auto* cmd = parent.add_subcommand(
+      "fit", "Fit the closed form (the paper's 12 parameters and ours) with L-BFGS-B");
   auto data = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
@@ -212,20 +234,20 @@ void add_fit(CLI::App& parent) {
     if (!out->empty()) write_file_atomically(*out, m.to_json().dump(2) + "\n");
     if (*json) {
       Json j = m.to_json();
-      j["parameters"] = params_json(m);
+      j["parameters"] = params_json(m, d.samples);
       j["train_mape_percent"] = mape;
       j["input_tokens_reported"] = d.has_input_tokens;
       emit(j.dump(2) + "\n");
       return;
     }
-    std::string text =
-        fmt::format("fitted on {} rows ({} loss{}, {} scale groups), training MAPE {:.1f} %{}\n{}",
-                    d.samples.size(), el::loss_name(m.loss),
-                    m.loss == el::Loss::kHuber
-                        ? fmt::format(" with threshold {:.4g} in log energy", m.huber_threshold)
-                        : "",
-                    m.scales.size(), mape,
-                    m.bags > 1 ? fmt::format(" (median of {} fits)", m.bags) : "", params_text(m));
+    std::string text = fmt::format(
+        "fitted on {} rows ({} loss{}, {} scale groups), training MAPE {:.1f} %{}\n{}",
+        d.samples.size(), el::loss_name(m.loss),
+        m.loss == el::Loss::kHuber
+            ? fmt::format(" with threshold {:.4g} in log energy", m.huber_threshold)
+            : "",
+        m.scales.size(), mape, m.bags > 1 ? fmt::format(" (median of {} fits)", m.bags) : "",
+        params_text(m, d.samples));
     if (!d.has_input_tokens)
       text += "input tokens not reported: a_p is J per request, absorbing the mean prompt length\n";
     if (m.descriptors) {

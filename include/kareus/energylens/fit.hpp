@@ -190,13 +190,12 @@ struct EnergyModel {
   // Standard deviation of log energy between two rows of one scenario (same scale): how far
   // apart two predictions must be before their order is more than noise.
   double within_scenario_log_sd() const { return std::sqrt(2.0 * scale_fit.row_variance); }
+  // The closed form's inputs, with the descriptor ratios when the model was fitted with them.
+  Features features(const Sample& s) const;
   Json to_json() const;
   static EnergyModel from_json(const JsonValue& v);
 
  private:
-  // The closed form's inputs, with the descriptor ratios when the model was fitted with them.
-  Features features(const Sample& s) const;
-
   std::shared_ptr<DescriptorCache> descriptor_cache_ = std::make_shared<DescriptorCache>();
 };
 
