@@ -27,19 +27,19 @@ constexpr double kShardedStateBytes = 12.0;
 
 // Activations of one transformer layer per microbatch under tensor and sequence parallelism
 // (Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models", MLSys
-// 2023, section 4.2.2): s b h / t (34 + 5 a s / h) bytes. Sequence parallelism is assumed because
+// 2023, section 4): s b h / t (34 + 5 a s / h) bytes. Sequence parallelism is assumed because
 // Megatron runs tensor parallelism with it (the paper's point); its reduce-scatter and all-gather
 // move the bytes of the all-reduce the workload model times. Flash attention, which the workload
 // model runs (kernels.cpp), keeps no s x s score matrix, so the 5 a s / h term is dropped; the 34
 // counts a GPT layer's 16-bit tensors, and a Llama layer's SwiGLU and GQA come within a few percent
-// of it. Full recomputation keeps only each layer's 2 s b h / t input (their section 4.1) plus one
+// of it. Full recomputation keeps only each layer's 2 s b h / t input (their section 5) plus one
 // layer's full set while that layer's backward recomputes it.
 constexpr double kLayerActivationBytes = 34.0;
 constexpr double kLayerInputBytes = 2.0;
 
 // The last stage also keeps the final norm's and the output projection's 2 s b h / t inputs and
 // the fp32 logits the cross entropy reads, vocabulary-parallel: 4 s b h / t + 4 s b v / t
-// (Korthikanti et al., section 4.3).
+// (Korthikanti et al., section 4, the total over a pipeline).
 constexpr double kOutputInputsBytes = 4.0;
 constexpr double kLogitBytes = 4.0;
 
