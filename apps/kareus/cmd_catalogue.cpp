@@ -17,7 +17,8 @@ void register_gpus_command(CLI::App& app) {
   cmd->add_flag("--json", *json, "Print one JSON document");
   cmd->callback([json] {
     Json doc = Json::array();
-    TextTable table({"name", "SMs", "clock MHz", "mem GB/s", "bf16 TFLOPS", "limit W", "static W"});
+    TextTable table(
+        {"name", "SMs", "clock MHz", "mem GiB", "mem GB/s", "bf16 TFLOPS", "limit W", "static W"});
     for (const auto& name : list_gpus()) {
       const GpuSpec g = load_gpu(name);
       doc.push_back({{"name", g.name},
@@ -25,12 +26,14 @@ void register_gpus_command(CLI::App& app) {
                      {"sm_count", g.sm_count},
                      {"clock_min_mhz", g.clock_min.value()},
                      {"clock_max_mhz", g.clock_max.value()},
+                     {"memory_capacity_gib", g.memory_capacity_gib},
                      {"memory_bandwidth_gbps", g.memory_bandwidth_gbps},
                      {"peak_bf16_dense_tflops", g.peak_bf16_dense_tflops},
                      {"power_limit_default_w", g.power_limit_default.value()},
                      {"static_power_w", g.static_power.value()}});
       table.add_row({g.name, std::to_string(g.sm_count),
                      fmt::format("{:g}-{:g}", g.clock_min.value(), g.clock_max.value()),
+                     fmt::format("{:g}", g.memory_capacity_gib),
                      fmt::format("{:g}", g.memory_bandwidth_gbps),
                      fmt::format("{:g}", g.peak_bf16_dense_tflops),
                      fmt::format("{:g}", g.power_limit_default.value()),

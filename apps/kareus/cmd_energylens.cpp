@@ -23,6 +23,7 @@
 #include "kareus/energylens/select.hpp"
 #include "kareus/energylens/symbolic.hpp"
 #include "kareus/energylens/term_shares.hpp"
+#include "kareus/energylens/weight_fit.hpp"
 
 namespace kareus::cli {
 namespace {
@@ -296,6 +297,35 @@ Json interval_json(const el::Interval& iv) {
   return Json{{"low", iv.low.value()}, {"high", iv.high.value()}};
 }
 
+// The weight check (weight_fit.hpp): null when the catalogues cannot tell.
+Json memory_json(const std::optional<el::WeightFit>& fit) {
+  if (!fit) return nullptr;
+  return Json{{"weights_gib_per_gpu", fit->weights_gib},
+              {"usable_gib", fit->usable_gib},
+              {"fits", fit->fits()}};
+}
+
+std::string memory_text(const std::optional<el::WeightFit>& fit) {
+  if (!fit || fit->fits()) return "";
+  return fmt::format("does not fit ({:.1f} > {:.1f} GiB)", fit->weights_gib, fit->usable_gib);
+}
+
+// A table gains its "memory" column only when some candidate does not fit.
+bool any_does_not_fit(const el::Dataset& d) {
+  return std::any_of(d.samples.begin(), d.samples.end(), el::does_not_fit);
+}
+
+std::vector<std::string> with_memory_header(std::vector<std::string> header, bool memory_column) {
+  if (memory_column) header.push_back("memory");
+  return header;
+}
+
+std::vector<std::string> with_memory(std::vector<std::string> cells, bool memory_column,
+                                     const std::optional<el::WeightFit>& fit) {
+  if (memory_column) cells.push_back(memory_text(fit));
+  return cells;
+}
+
 el::EnergyModel load_model(const std::string& path) {
   return el::EnergyModel::from_json(JsonDocument::load_file(path).root());
 }
@@ -395,19 +425,26 @@ void add_predict(CLI::App& parent) {
     const el::EnergyModel m = bagging->load(*model);
     const el::Dataset d = read_candidates(m, *data);
     Json rows = Json::array();
-    TextTable t({"line", "scenario", "config", "predicted J", interval_header(), "measured J"});
+    const bool memory_column = any_does_not_fit(d);
+    TextTable t(with_memory_header(
+        {"line", "scenario", "config", "predicted J", interval_header(), "measured J"},
+        memory_column));
     std::vector<double> measured, predicted;
     for (const auto& s : d.samples) {
       const double p = m.predict(s).value();
       const el::Interval iv = m.interval(s);
+      const std::optional<el::WeightFit> fit = el::weight_fit(s);
       rows.push_back({{"line", s.line},
                       {"scenario", s.scenario},
                       {"predicted_energy_j", p},
                       {"interval_j", interval_json(iv)},
                       {"measured_energy_j", s.energy ? Json(s.energy->value()) : Json(nullptr)},
-                      {"outside_training_range", outside_json(m.outside_training_range(s))}});
-      t.add_row({std::to_string(s.line), s.scenario, config_text(s), fmt::format("{:.4g}", p),
-                 interval_text(iv), s.energy ? fmt::format("{:.4g}", s.energy->value()) : "-"});
+                      {"outside_training_range", outside_json(m.outside_training_range(s))},
+                      {"memory", memory_json(fit)}});
+      t.add_row(with_memory(
+          {std::to_string(s.line), s.scenario, config_text(s), fmt::format("{:.4g}", p),
+           interval_text(iv), s.energy ? fmt::format("{:.4g}", s.energy->value()) : "-"},
+          memory_column, fit));
       if (s.energy) {
         measured.push_back(s.energy->value());
         predicted.push_back(p);
@@ -475,36 +512,41 @@ void add_select(CLI::App& parent) {
       if (selections.empty())
         throw Error::invalid(*data, "--scenario", *scenario, "no candidate has this scenario");
     }
+    const bool memory_column = any_does_not_fit(d);
     Json out = Json::array();
     std::string text;
     for (const auto& sel : selections) {
       Json ranking = Json::array();
-      TextTable t({"rank", "config", "predicted J", interval_header(), "close to best",
-                   "measured J", "time s"});
+      TextTable t(with_memory_header({"rank", "config", "predicted J", interval_header(),
+                                      "close to best", "measured J", "time s"},
+                                     memory_column));
       for (std::size_t i = 0; i < sel.ranking.size(); ++i) {
-        const el::Sample& s = d.samples[sel.ranking[i].row];
+        const el::Ranked& r = sel.ranking[i];
+        const el::Sample& s = d.samples[r.row];
         ranking.push_back(
             {{"line", s.line},
              {"tp", s.tp},
              {"pp", s.pp},
              {"batch", s.batch},
-             {"predicted_energy_j", sel.ranking[i].predicted.value()},
-             {"interval_j", interval_json(sel.ranking[i].interval)},
-             {"close_to_best", sel.ranking[i].close_to_best},
-             {"bag_disagrees", sel.ranking[i].bag_disagrees},
-             {"outside_training_range", outside_json(sel.ranking[i].outside)},
+             {"predicted_energy_j", r.predicted.value()},
+             {"interval_j", interval_json(r.interval)},
+             {"close_to_best", r.close_to_best},
+             {"bag_disagrees", r.bag_disagrees},
+             {"outside_training_range", outside_json(r.outside)},
+             {"memory", memory_json(r.memory)},
              {"measured_energy_j", s.energy ? Json(s.energy->value()) : Json(nullptr)},
              {"time_s", s.time ? Json(s.time->value()) : Json(nullptr)}});
-        t.add_row({std::to_string(i + 1), config_text(s),
-                   fmt::format("{:.4g}", sel.ranking[i].predicted.value()),
-                   interval_text(sel.ranking[i].interval),
-                   i > 0 ? closeness_text(sel.ranking[i]) : "",
-                   s.energy ? fmt::format("{:.4g}", s.energy->value()) : "-",
-                   s.time ? fmt::format("{:.4g}", s.time->value()) : "-"});
+        t.add_row(with_memory(
+            {std::to_string(i + 1), config_text(s), fmt::format("{:.4g}", r.predicted.value()),
+             interval_text(r.interval), i > 0 ? closeness_text(r) : "",
+             s.energy ? fmt::format("{:.4g}", s.energy->value()) : "-",
+             s.time ? fmt::format("{:.4g}", s.time->value()) : "-"},
+            memory_column, r.memory));
       }
       const el::Sample& best = d.samples[sel.ranking.front().row];
       Json j{{"scenario", sel.scenario},
-             {"energy_optimal_line", best.line},
+             {"none_fits", sel.none_fits},
+             {"energy_optimal_line", sel.none_fits ? Json(nullptr) : Json(best.line)},
              {"too_close_to_call", sel.too_close_to_call},
              {"latency_optimal_line",
               sel.latency_optimal ? Json(d.samples[*sel.latency_optimal].line) : Json(nullptr)},
@@ -516,8 +558,15 @@ void add_select(CLI::App& parent) {
                                                       : Json(nullptr)},
              {"ranking", ranking}};
       out.push_back(j);
-      text += fmt::format("scenario {}\n{}energy-optimal:  {}{}\n", sel.scenario, t.render(),
-                          config_text(best), too_close_text(sel, d));
+      text += fmt::format("scenario {}\n{}", sel.scenario, t.render());
+      if (sel.none_fits) {
+        text += fmt::format(
+            "energy-optimal:  none: no candidate fits (BF16 weights per GPU above {:.0f} % of its "
+            "memory)\nlatency-optimal: none\n\n",
+            100 * el::kUsableMemoryFraction);
+        continue;
+      }
+      text += fmt::format("energy-optimal:  {}{}\n", config_text(best), too_close_text(sel, d));
       if (sel.latency_optimal)
         text += fmt::format(
             "latency-optimal: {} (predicted +{:.1f} % energy{})\n",

@@ -188,6 +188,8 @@ void register_kernel_dvfs_command(CLI::App& app) {
   add_deprecated_alias(cmd, trace_clock, "--trace-clock-mhz", flags->trace_clock_mhz)
       ->check(positive_number());
   flags->workload.add_to(*cmd);
+  // The study emulates --layers layers on one GPU, not the model's training.
+  flags->workload.training_job = false;
   // The study's work grows with kernels x time bins; 1024 layers is several times the deepest
   // model in data/models, and far beyond any, yet still finishes.
   cmd->add_option("--layers", flags->layers, "Transformer layers for --model (forward + backward)")

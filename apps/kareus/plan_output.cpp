@@ -7,6 +7,7 @@
 #include "kareus/core/readable.hpp"
 #include "kareus/core/table.hpp"
 #include "kareus/report/partitions_file.hpp"
+#include "kareus/workload/memory.hpp"
 
 namespace kareus::cli {
 namespace {
@@ -83,10 +84,16 @@ std::string plan_table(const planner::PlanResult& result, const planner::PlanReq
   std::string text = fmt::format(
       "{} on {} x {} (TP{} CP{} PP{} DP{}, {} microbatches of {} x {})\n"
       "energy is per iteration for the whole job{}; reductions are positive when better "
-      "(iso-*: against perseus)\n\n",
+      "(iso-*: against perseus)\n",
       w.model.name, w.total_gpus(), w.gpu.name, w.parallelism.tp, w.parallelism.cp,
       w.parallelism.pp, w.parallelism.dp, w.parallelism.microbatches, w.parallelism.microbatch_size,
       w.parallelism.sequence_length, wide ? ", in joules" : "");
+  const workload::MemoryEstimate memory = workload::estimate_memory(w);
+  text += fmt::format(
+      "memory per GPU: about {:.1f} of {:g} GiB (stage {}: {:.1f} model states, {:.1f} "
+      "activations; at least {:.1f} in any layout)\n\n",
+      memory.estimate_gib(), memory.capacity_gib, memory.stage, memory.model_states_gib,
+      memory.activations_gib, memory.lower_bound_gib);
   text += table.render();
   text += profiling_note(result);
   if (request.clock_granularity == planner::ClockGranularity::kPartition)

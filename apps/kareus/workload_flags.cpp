@@ -3,11 +3,24 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include "kareus/core/error.hpp"
+#include "kareus/workload/memory.hpp"
 
 namespace kareus::cli {
+namespace {
+
+// Every command that takes a workload says so before it works on one that probably cannot run.
+workload::Workload warned(workload::Workload w, bool training_job) {
+  if (!training_job) return w;
+  if (const std::string warning = workload::memory_warning(w); !warning.empty())
+    std::fprintf(stderr, "%s\n", warning.c_str());
+  return w;
+}
+
+}  // namespace
 
 void WorkloadFlags::add_to(CLI::App& app) {
   app.add_option("--workload", workload_files,
@@ -41,11 +54,14 @@ workload::Workload WorkloadFlags::resolve() const {
     if (std::filesystem::is_directory(workload_files.front()))
       throw Error::invalid("command line", "--workload", workload_files.front(),
                            "a workload JSON file; only `kareus plan` takes a folder");
-    return workload::make_workload(workload::read_workload_request(workload_files.front()));
+    workload::WorkloadRequest r = workload::read_workload_request(workload_files.front());
+    r.training_job = training_job;
+    return warned(workload::make_workload(r), training_job);
   }
   if (model.empty()) throw Error("no workload: give --workload FILE.json or --model NAME");
   workload::WorkloadRequest r;
   r.where = "command line";
+  r.training_job = training_job;
   r.model = model;
   r.gpu = gpu;
   auto& p = r.parallelism;
@@ -57,7 +73,7 @@ workload::Workload WorkloadFlags::resolve() const {
   p.sequence_length = seq;
   p.microbatches = microbatches;
   p.recompute = workload::parse_recompute(recompute, "command line");
-  return workload::make_workload(r);
+  return warned(workload::make_workload(r), training_job);
 }
 
 std::vector<NamedWorkload> WorkloadFlags::resolve_all() const {
@@ -91,7 +107,8 @@ std::vector<NamedWorkload> WorkloadFlags::resolve_all() const {
     for (const auto& earlier : out)
       require(earlier.name != name, "command line", "--workload", file,
               "workload file names must differ (outputs are written per name)");
-    out.push_back({name, workload::make_workload(workload::read_workload_request(file))});
+    out.push_back(
+        {name, warned(workload::make_workload(workload::read_workload_request(file)), true)});
   }
   return out;
 }

@@ -25,6 +25,8 @@ struct WorkloadFlags {
   int tp = 1, cp = 1, pp = 1, dp = 1;
   int mbs = 1, seq = 4096, microbatches = 1;
   std::string recompute = "full";
+  // False for a command that studies a few layers rather than training the whole model.
+  bool training_job = true;
 
   void add_to(CLI::App& app);
   // Validates and loads; throws kareus::Error on bad input or more than one workload.

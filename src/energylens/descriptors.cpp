@@ -80,7 +80,8 @@ GpuDescriptors read_gpu_descriptors(const std::string& gpu) {
             g.memory_bandwidth_gbps,
             g.power_limit_default.value(),
             g.static_power.value(),
-            g.nvlink_per_direction_gbps};
+            g.nvlink_per_direction_gbps,
+            g.memory_capacity_gib};
   }
   throw Error::invalid("", "gpu", gpu,
                        fmt::format("not in the GPU catalogue {} (by name or display name)",

@@ -14,15 +14,25 @@ std::vector<Selection> select_configurations(const EnergyModel& model, const Dat
     sel.scenario = candidates.samples[group.front()].scenario;
     for (std::size_t r : group) {
       const Sample& s = candidates.samples[r];
-      sel.ranking.push_back(
-          {r, model.predict(s), model.interval(s), false, model.outside_training_range(s)});
+      sel.ranking.push_back({r, model.predict(s), model.interval(s), false,
+                             model.outside_training_range(s), false, weight_fit(s)});
     }
-    std::stable_sort(sel.ranking.begin(), sel.ranking.end(),
-                     [](const Ranked& a, const Ranked& b) { return a.predicted < b.predicted; });
+    // However little energy it is predicted to take, a candidate that cannot load its weights
+    // is no choice.
+    std::stable_sort(sel.ranking.begin(), sel.ranking.end(), [](const Ranked& a, const Ranked& b) {
+      if (a.fits() != b.fits()) return a.fits();
+      return a.predicted < b.predicted;
+    });
+    sel.none_fits = !sel.ranking.front().fits();
+    if (sel.none_fits) {
+      out.push_back(std::move(sel));
+      continue;
+    }
     // Candidates of one scenario share the scale term, so only the row noise separates them.
     const double resolution = interval_z() * model.within_scenario_log_sd();
     const Ranked& best = sel.ranking.front();
     for (Ranked& r : sel.ranking) {
+      if (!r.fits()) continue;
       r.close_to_best = std::log(r.predicted / best.predicted) < resolution;
       r.bag_disagrees =
           r.row != best.row && (!r.outside.empty() || !best.outside.empty()) &&
@@ -31,12 +41,18 @@ std::vector<Selection> select_configurations(const EnergyModel& model, const Dat
     sel.too_close_to_call =
         std::any_of(sel.ranking.begin() + 1, sel.ranking.end(),
                     [](const Ranked& r) { return r.close_to_best || r.bag_disagrees; });
-    const bool timed = std::all_of(group.begin(), group.end(), [&](std::size_t r) {
+    std::vector<std::size_t> fitting;  // in the candidates' order, as the fastest's ties go
+    for (std::size_t r : group)
+      if (std::find_if(sel.ranking.begin(), sel.ranking.end(), [&](const Ranked& x) {
+            return x.row == r;
+          })->fits())
+        fitting.push_back(r);
+    const bool timed = std::all_of(fitting.begin(), fitting.end(), [&](std::size_t r) {
       return candidates.samples[r].time.has_value();
     });
     if (timed) {
       const std::size_t fastest =
-          *std::min_element(group.begin(), group.end(), [&](auto a, auto b) {
+          *std::min_element(fitting.begin(), fitting.end(), [&](auto a, auto b) {
             return *candidates.samples[a].time < *candidates.samples[b].time;
           });
       sel.latency_optimal = fastest;

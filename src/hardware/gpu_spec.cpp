@@ -105,6 +105,7 @@ GpuSpec parse_gpu(const JsonValue& r) {
   g.search_clock_min = MHz(sourced_positive(r, "search_clock_min_mhz"));
   g.search_clock_step = MHz(sourced_positive(r, "search_clock_step_mhz"));
   g.memory_clock_mhz = sourced_positive(r, "memory_clock_mhz");
+  g.memory_capacity_gib = sourced_positive(r, "memory_capacity_gib");
   g.memory_bandwidth_gbps = sourced_positive(r, "memory_bandwidth_gbps");
   g.l2_cache_mb = sourced_positive(r, "l2_cache_mb");
   g.peak_bf16_dense_tflops = sourced_positive(r, "peak_bf16_dense_tflops");

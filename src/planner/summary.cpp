@@ -1,5 +1,7 @@
 #include "kareus/planner/summary.hpp"
 
+#include "kareus/workload/memory.hpp"
+
 namespace kareus::planner {
 
 Json to_json(const IterationPoint& p) {
@@ -62,7 +64,9 @@ Json to_json(const PlanResult& result) {
                              {"metrics", to_json(result.metrics.at(m))},
                              {"solver", to_json(r.solver.summary)}};
   }
-  return {{"workload", result.workload.to_json()}, {"methods", methods}};
+  return {{"workload", result.workload.to_json()},
+          {"memory", workload::to_json(workload::estimate_memory(result.workload))},
+          {"methods", methods}};
 }
 
 Json plan_summary(const PlanResult& result, const PlanRequest& request, const PlanChoice& choice,

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "kareus/core/error.hpp"
+#include "kareus/workload/memory.hpp"
 
 namespace kareus::workload {
 
@@ -150,6 +151,7 @@ Workload make_workload(const WorkloadRequest& request) {
     for (int l : p.layer_split)
       require(l > 0, w, "layer_split", std::to_string(l), "every stage needs at least one layer");
   }
+  if (request.training_job) require_model_states_fit(wl, w);
   return wl;
 }
 

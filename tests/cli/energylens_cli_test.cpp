@@ -66,6 +66,56 @@ TEST(EnergyLensCli, PredictAndSelectReportIntervalsAndCloseCalls) {
   EXPECT_TRUE(s["scenarios"][0]["ranking"][0]["close_to_best"].is_boolean());
 }
 
+// A 70B model's BF16 weights (141 GB) cannot load on one 80 GB H100: select marks TP1 and picks
+// neither it as energy- nor as latency-optimal; a scenario where nothing fits says so.
+TEST(EnergyLensCli, CandidatesThatCannotLoadTheirWeightsAreMarkedAndNeverPicked) {
+  const fs::path csv = write_csv("kareus_el_cli_fit.csv", "Llama-3.1-8B", "NVIDIA H100 NVL");
+  const fs::path model = fs::temp_directory_path() / "kareus_el_cli_fit_model.json";
+  ASSERT_EQ(testing::run_cli(kBinary, "energylens fit --bags 1 --data " + csv.string() + " --out " +
+                                          model.string())
+                .exit_code,
+            0);
+  const fs::path candidates = fs::temp_directory_path() / "kareus_el_cli_70b.csv";
+  std::ofstream(candidates) << "scenario,tp,pp,batch,output_tokens,time_s,model,gpu\n"
+                               "chat,1,1,64,200,1.0,llama3.3-70b,h100-sxm\n"
+                               "chat,2,1,64,200,2.0,llama3.3-70b,h100-sxm\n"
+                               "chat,4,1,64,200,3.0,llama3.3-70b,h100-sxm\n"
+                               "huge,1,1,64,200,1.0,meta-llama-3.1-405b-instruct,h100-sxm\n";
+  const std::string args = " --fit " + model.string() + " --candidates " + candidates.string();
+  const auto json = testing::run_cli(kBinary, "energylens select --json" + args);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const Json s = Json::parse(json.out);
+  ASSERT_EQ(s["scenarios"].size(), 2u);
+  const Json& chat = s["scenarios"][0];
+  EXPECT_FALSE(chat["none_fits"].get<bool>());
+  EXPECT_NE(chat["energy_optimal_line"], 2);   // line 2: TP1
+  EXPECT_EQ(chat["latency_optimal_line"], 3);  // TP1 is faster, but cannot run
+  for (const auto& r : chat["ranking"])
+    EXPECT_EQ(r["memory"]["fits"].get<bool>(), r["tp"] != 1.0) << r.dump();
+  EXPECT_EQ(chat["ranking"][2]["tp"], 1.0);  // ranked after every candidate that fits
+  const Json& huge = s["scenarios"][1];
+  EXPECT_TRUE(huge["none_fits"].get<bool>());
+  EXPECT_TRUE(huge["energy_optimal_line"].is_null());
+  EXPECT_TRUE(huge["latency_optimal_line"].is_null());
+  const auto text = testing::run_cli(kBinary, "energylens select" + args);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("does not fit (131.4 > 72.0 GiB)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("energy-optimal:  none: no candidate fits"), std::string::npos)
+      << text.out;
+  EXPECT_EQ(text.out.find("energy-optimal:  tp=1 "), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("latency-optimal: tp=1 "), std::string::npos) << text.out;
+  const auto predict =
+      testing::run_cli(kBinary, "energylens predict --json --fit " + model.string() + " --data " +
+                                    candidates.string());
+  ASSERT_EQ(predict.exit_code, 0) << predict.err;
+  const Json p = Json::parse(predict.out);
+  EXPECT_FALSE(p["rows"][0]["memory"]["fits"].get<bool>());
+  EXPECT_TRUE(p["rows"][1]["memory"]["fits"].get<bool>());
+  const auto predict_text = testing::run_cli(
+      kBinary, "energylens predict --fit " + model.string() + " --data " + candidates.string());
+  EXPECT_NE(predict_text.out.find("does not fit"), std::string::npos) << predict_text.out;
+}
+
 // fit bags by default; predict --bagging off gives the bag's fit to all rows, which is the model
 // --bags 1 fits with the same seed.
 TEST(EnergyLensCli, BaggingIsTheDefaultAndCanBeSetAside) {

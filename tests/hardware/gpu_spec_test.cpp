@@ -118,6 +118,23 @@ TEST(GpuCatalogue, NumberWithoutSourceIsRejected) {
   EXPECT_THROW(load_gpu(path.string()), Error);
 }
 
+TEST(GpuCatalogue, AFileWithoutMemoryCapacityIsNamedWithTheField) {
+  auto doc = JsonDocument::load_file(data_dir() / "gpus" / "a100-sxm4-40gb.json").raw();
+  doc.erase("memory_capacity_gib");
+  const auto path = std::filesystem::temp_directory_path() / "kareus_gpu_no_memory.json";
+  std::ofstream(path) << doc.dump();
+  const std::string message = testing::error_of([&] { load_gpu(path.string()); });
+  EXPECT_THAT(message, ::testing::HasSubstr(path.string()));
+  EXPECT_THAT(message, ::testing::HasSubstr("memory_capacity_gib"));
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+TEST(GpuCatalogue, EveryGpuHasItsDatasheetMemory) {
+  for (const auto& name : list_gpus()) EXPECT_GT(load_gpu(name).memory_capacity_gib, 0) << name;
+  EXPECT_EQ(load_gpu("a100-sxm4-40gb").memory_capacity_gib, 40);
+  EXPECT_EQ(load_gpu("h100-sxm").memory_capacity_gib, 80);
+}
+
 TEST(GpuCatalogue, UnknownGpuListsTheKnownOnes) {
   try {
     load_gpu("v100");

@@ -58,6 +58,7 @@ TEST(Emulated, LayersRunForwardThenBackwardAtEveryClock) {
   workload::WorkloadRequest request;
   request.model = "gpt3-xl";
   request.gpu = "rtx3080ti";
+  request.training_job = false;  // two layers' kernels, not the whole model's training
   const auto w = workload::make_workload(request);
   const auto clocks = planning_clocks(w.gpu);
   const auto seq = emulate_layers(w, 2, clocks);

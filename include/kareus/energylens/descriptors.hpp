@@ -33,6 +33,7 @@ struct GpuDescriptors {
   double power_limit_w = 0.0;  // the default limit
   double static_power_w = 0.0;
   double interconnect_gbps = 0.0;  // NVLink per direction
+  double memory_capacity_gib = 0.0;
 };
 
 // A dataset's model name -> data/models/<name>.json, matched on the part after the last '/'

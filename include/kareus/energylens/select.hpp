@@ -8,6 +8,7 @@
 
 #include "kareus/energylens/dataset.hpp"
 #include "kareus/energylens/fit.hpp"
+#include "kareus/energylens/weight_fit.hpp"
 
 namespace kareus::energylens {
 
@@ -23,13 +24,20 @@ struct Ranked {
   // This candidate or the best is extrapolated and some fit of the bag orders the two the other
   // way: beyond the data the bag's spread, not the row noise, bounds what the order means.
   bool bag_disagrees = false;
+  // Its weights against the GPU's usable memory; absent when the catalogues cannot tell.
+  std::optional<WeightFit> memory;
+  bool fits() const { return !memory || memory->fits(); }
 };
 
 struct Selection {
   std::string scenario;
-  std::vector<Ranked> ranking;                 // lowest predicted energy first
-  bool too_close_to_call = false;              // some candidate is close_to_best or bag_disagrees
-  std::optional<std::size_t> latency_optimal;  // row with the lowest time_s, when all have one
+  // Lowest predicted energy first, every candidate that fits before every one that does not;
+  // the front is the energy-optimal choice unless none_fits.
+  std::vector<Ranked> ranking;
+  bool none_fits = false;          // no candidate can load its weights
+  bool too_close_to_call = false;  // some candidate is close_to_best or bag_disagrees
+  // Row with the lowest time_s among the candidates that fit, when all of them have one.
+  std::optional<std::size_t> latency_optimal;
   // Extra energy of the latency-optimal choice over the energy-optimal one, in percent:
   // predicted always, measured when both rows carry energy_j.
   std::optional<double> latency_penalty_predicted_percent;

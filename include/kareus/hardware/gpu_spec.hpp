@@ -32,6 +32,8 @@ struct GpuSpec {
   MHz search_clock_max, search_clock_min, search_clock_step;
 
   double memory_clock_mhz = 0;
+  // The datasheet's memory size; its "GB" are binary (HBM and GDDR chips come in powers of two).
+  double memory_capacity_gib = 0;
   double memory_bandwidth_gbps = 0;  // GB/s
   double l2_cache_mb = 0;
   double peak_bf16_dense_tflops = 0;  // at peak_reference_clock

@@ -16,8 +16,9 @@ Json to_json(const SelectionRefinement& refinement);
 // solver: counts, times in seconds (`*_time_s`), and `*_units` in `unit_time_s`.
 Json to_json(const frontier::PipelineSolverSummary& summary);
 
-// {"workload": ..., "methods": {name: {frontier, ten_point_frontier, max_throughput, min_energy,
-// frontier_size, measurements, measurements_reused, profiling_gpu_hours, metrics, solver}}}.
+// {"workload": ..., "memory": (workload/memory.hpp), "methods": {name: {frontier,
+// ten_point_frontier, max_throughput, min_energy, frontier_size, measurements, measurements_reused,
+// profiling_gpu_hours, metrics, solver}}}.
 Json to_json(const PlanResult& result);
 
 // What was chosen and why, and where the figures came from.

@@ -49,10 +49,14 @@ struct WorkloadRequest {
   std::string gpu;
   Parallelism parallelism;
   std::string where = "command line";  // for error messages
+  // A training job must fit in its GPUs' memory (workload/memory.hpp); a study of a few of its
+  // layers' kernels (kernel-dvfs) need not.
+  bool training_job = true;
 };
 
-// Validates everything (divisibility of heads, sequence, layers; positive sizes) and loads the
-// model and GPU; throws kareus::Error naming the offending field.
+// Validates everything (divisibility of heads, sequence, layers; positive sizes; for a training
+// job, model states that can fit in the GPUs' memory) and loads the model and GPU; throws
+// kareus::Error naming the offending field.
 Workload make_workload(const WorkloadRequest& request);
 // Reads {"model": ..., "gpu": ..., "parallelism": {"tp": 8, ...}} from a JSON file.
 WorkloadRequest read_workload_request(const std::string& path);

@@ -63,8 +63,8 @@ case("simulate_unknown_model", "simulate --model gpt5", "gpt5")
 case("simulate_unknown_gpu", "simulate --model llama3.2-3b --gpu v100", "v100")
 case("simulate_recompute", "simulate --model llama3.2-3b --recompute {v}", "{v}",
      values=["some", "FULL"])
-case("simulate_execution", "simulate --model llama3.2-3b --execution pipelined", "pipelined")
-case("simulate_governor", "simulate --model llama3.2-3b --governor turbo", "turbo")
+case("simulate_execution", "simulate --model llama3.2-3b --tp 8 --execution pipelined", "pipelined")
+case("simulate_governor", "simulate --model llama3.2-3b --tp 8 --governor turbo", "turbo")
 case("simulate_no_workload", "simulate", "no workload")
 case("simulate_unknown_flag", "simulate --model llama3.2-3b --tpp 8", "--tpp")
 case("simulate_workload_and_model", "simulate --workload {dir}/w.json --model llama3.2-3b",
@@ -177,6 +177,9 @@ case("plan_seed", f"plan {W} --db {{dir}}/m.db --seed {{v}}", "--seed", values=[
 case("plan_workload", "plan --workload {dir}/w.json --db {dir}/m.db", "w.json",
      files={"w.json": workload_with(lambda w: w.update(extra=1))})
 case("plan_noise", f"plan {W} --db {{dir}}/m.db --noise nan", "nan")
+# Model states that cannot fit even sharded over every GPU: refused before anything is planned.
+case("plan_memory", "plan --model llama3.3-70b --gpu a100-sxm4-40gb --tp 1 --pp 1 --mbs 2 "
+     "--seq 4096 --microbatches 4 --db {dir}/m.db", ["does not fit", "40 GiB", "raise tp, pp or dp"])
 # The deadline's MILP refinement: refused before anything is planned.
 case("plan_milp_nodes", f"plan {W} --no-db --deadline 5 --milp-nodes {{v}}", ["--milp-nodes", "{v}"],
      values=["-1", "abc", "1.5", "99999999999"])
