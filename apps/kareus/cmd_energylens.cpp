@@ -53,6 +53,7 @@ struct FitArgs {
   std::string pooling = "off";
   std::string shape_prior = "on";
   std::string batch_saturation = "off";
+  std::string workload_prompt = "off";
 
   void add(CLI::App* cmd) {
     cmd->add_option("--loss", loss,
@@ -103,6 +104,10 @@ struct FitArgs {
                     "terms' batch benefit saturates (batch / (1 + k_sat x batch)); off: it keeps "
                     "growing with the batch")
         ->check(CLI::IsMember({"on", "off"}));
+    cmd->add_option("--workload-prompt", workload_prompt,
+                    "on: fit each workload's mean prompt (tokens) where the data report no "
+                    "input_tokens; off: every row reads one prompt token")
+        ->check(CLI::IsMember({"on", "off"}));
   }
   el::FitOptions options() const {
     el::FitOptions o;
@@ -119,6 +124,7 @@ struct FitArgs {
     o.pooling = el::parse_pooling(pooling);
     o.shape_prior = shape_prior == "on";
     o.batch_saturation = batch_saturation == "on";
+    o.workload_prompt = workload_prompt == "on";
     return o;
   }
 };
@@ -250,7 +256,11 @@ void add_fit(CLI::App& parent) {
         m.scales.size(), mape, m.bags > 1 ? fmt::format(" (median of {} fits)", m.bags) : "",
         params_text(m, d.samples));
     if (!d.has_input_tokens)
-      text += "input tokens not reported: a_p is J per request, absorbing the mean prompt length\n";
+      text += m.workload_prompts.empty()
+                  ? "input tokens not reported: a_p is J per request, absorbing the mean prompt "
+                    "length\n"
+                  : "input tokens not reported: each workload's mean prompt is fitted (below), "
+                    "a_p is J per prompt token\n";
     if (m.descriptors) {
       TextTable t({"scale term", "value", "meaning"});
       for (std::size_t j = 0; j < m.scale_exponents.size(); ++j)
@@ -258,14 +268,25 @@ void add_fit(CLI::App& parent) {
                    std::string(el::scale_term_meaning(j))});
       text += t.render();
     }
+    const auto prompt = [&](const std::string& w) {
+      return m.workload_prompts.empty() ? std::string("-") : fmt::format("{:.4g}", m.prompt_of(w));
+    };
     if (!m.scale_fit.workloads.empty()) {
-      TextTable t({"workload", "scale factor"});
+      TextTable t({"workload", "scale factor", "fitted prompt (tokens)"});
       for (std::size_t w = 0; w < m.scale_fit.workloads.size(); ++w)
         t.add_row({m.scale_fit.workloads[w],
-                   fmt::format("{:.4g}", std::exp(m.scale_fit.workload_effects[w]))});
+                   fmt::format("{:.4g}", std::exp(m.scale_fit.workload_effects[w])),
+                   prompt(m.scale_fit.workloads[w])});
       text += t.render();
-      text += fmt::format("a workload not listed: factor 1, log sd {:.3f} more\n",
-                          std::sqrt(m.scale_fit.workload_variance));
+      text += fmt::format("a workload not listed: factor 1, log sd {:.3f} more{}\n",
+                          std::sqrt(m.scale_fit.workload_variance),
+                          m.workload_prompts.empty()
+                              ? ""
+                              : fmt::format(", prompt {:.4g} tokens (the fitted ones' geometric "
+                                            "mean)",
+                                            m.unseen_prompt()));
+    } else if (!m.workload_prompts.empty()) {
+      text += fmt::format("fitted prompt: {} tokens per request\n", prompt(""));
     }
     text += fmt::format(
         "log-normal noise: row sd {:.3f}, unexplained group sd {:.3f} (intervals: {:.0f} %)\n",

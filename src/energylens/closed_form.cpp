@@ -183,4 +183,13 @@ double closed_form(const Params& p, const Features& x, Gradient& grad) {
   return e * factor;
 }
 
+double input_slope(const Params& p, const Features& x) {
+  // The prefill term is linear in the prompt; the all-reduce reads every prompt token once per
+  // extra TP degree, and the context term out x (in + out / 2) grows by out per prompt token.
+  const double prefill = p[a_p] / (std::pow(x.batch, p[b_p]) + p[e_p]) * std::pow(x.tp, p[g1_p]) *
+                         std::pow(x.pp, p[g2_p]);
+  const double linear = p[c_tp] * (x.tp - 1.0) * x.tp_comm_ratio + p[c_kv] * x.output_tokens;
+  return (prefill + linear) * run_start(p[tau_r], x, nullptr);
+}
+
 }  // namespace kareus::energylens

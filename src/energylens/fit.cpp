@@ -19,6 +19,13 @@
 namespace kareus::energylens {
 namespace {
 
+// Where a fitted prompt starts in the fixed start: one token per request, the form without it
+// (input_tokens = 1), so that a fit with the prompt starts where one without it would.
+constexpr double kPromptFixedStart = 1.0;
+// The random starts draw the prompt log-uniformly up to this many tokens: from one token to long
+// documents, inside the bounds.
+constexpr double kPromptRandomStartMax = 4096.0;
+
 // Rows reduced to what the loss needs.
 struct Problem {
   std::vector<Features> x;
@@ -36,12 +43,19 @@ struct Problem {
   bool saturation = false;
   // The parameters the optimiser moves: all but tau_r without runs and k_sat without saturation.
   std::vector<std::size_t> moved;
+  // FitOptions::workload_prompt: the mean prompt of workloads[w] (tokens) is prompts[w], moved by
+  // the optimiser too (as its logarithm) and read as input_tokens by the rows prompt_of_row
+  // points to it; empty when not fitted.
+  std::vector<std::string> workloads;
+  std::vector<std::size_t> prompt_of_row;
+  std::vector<double> prompts;
   detail::Pooling pooling;    // weight 0 (the default): every group's multiplier free
   double prior_weight = 0.0;  // the shape prior's (0: none)
 
   Problem(const std::vector<Sample>& rows, Loss l, const std::vector<std::string>& by,
           bool descriptors = false, bool parallel_terms = true, bool kv_term = true,
-          bool step_term = true, bool run_start_term = true, bool batch_saturation = false)
+          bool step_term = true, bool run_start_term = true, bool batch_saturation = false,
+          bool workload_prompt = false)
       : groups(rows, by), scale_by(by), loss(l), saturation(batch_saturation) {
     for (std::size_t k = 0; k < kParams; ++k) {
       const bool parallel =
@@ -60,32 +74,51 @@ struct Problem {
     }
     for (std::size_t k = 0; k < kParams; ++k)
       if ((runs || k != tau_r) && (saturation || k != k_sat)) moved.push_back(k);
+    if (workload_prompt) {
+      for (const Sample& s : rows) {
+        const auto at = std::find(workloads.begin(), workloads.end(), s.workload);
+        prompt_of_row.push_back(static_cast<std::size_t>(at - workloads.begin()));
+        if (at == workloads.end()) workloads.push_back(s.workload);
+      }
+      set_prompts(std::vector<double>(workloads.size(), kPromptFixedStart));
+    }
+  }
+
+  void set_prompts(std::vector<double> values) {
+    prompts = std::move(values);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i].input_tokens = prompts[prompt_of_row[i]];
   }
 
   // `objective` false: the rows' loss alone, each group with its own multiplier, whatever the
-  // pooling and the shape prior.
+  // pooling and the shape prior. `log_prompt_grad` (with `grad`) receives the gradient in the
+  // logarithms of the fitted prompts.
   double evaluate(const Params& p, Gradient* grad, std::vector<double>* scales_out,
-                  bool objective = true) const {
+                  bool objective = true, std::vector<double>* log_prompt_grad = nullptr) const {
     const std::size_t n = x.size();
-    std::vector<double> f(n), df(grad ? n * kParams : 0);
+    const std::size_t w = grad && log_prompt_grad ? prompts.size() : 0;
+    const std::size_t k = kParams + w;
+    std::vector<double> f(n), df(grad ? n * k : 0);
     for (std::size_t i = 0; i < n; ++i) {
       if (grad) {
         Gradient g;
         f[i] = closed_form(p, x[i], g);
-        std::copy(g.begin(), g.end(), df.begin() + static_cast<long>(i * kParams));
+        const auto row = df.begin() + static_cast<long>(i * k);
+        std::copy(g.begin(), g.end(), row);
+        if (w > 0)
+          row[static_cast<long>(kParams + prompt_of_row[i])] =
+              input_slope(p, x[i]) * x[i].input_tokens;
       } else {
         f[i] = closed_form(p, x[i]);
       }
     }
     std::vector<double> g;
-    const double v = detail::scaled_loss(loss, f, energy, groups, grad ? &df : nullptr, kParams,
-                                         grad ? &g : nullptr, scales_out, huber_threshold,
-                                         objective ? &pooling : nullptr);
+    const double v =
+        detail::scaled_loss(loss, f, energy, groups, grad ? &df : nullptr, k, grad ? &g : nullptr,
+                            scales_out, huber_threshold, objective ? &pooling : nullptr);
     if (grad) {
-      if (g.size() == kParams)
-        std::copy(g.begin(), g.end(), grad->begin());
-      else
-        grad->fill(0.0);
+      if (g.size() != k) g.assign(k, 0.0);
+      std::copy(g.begin(), g.begin() + kParams, grad->begin());
+      if (w > 0) log_prompt_grad->assign(g.begin() + kParams, g.end());
     }
     return objective && prior_weight > 0.0 ? v + shape_prior_penalty(p, prior_weight, grad) : v;
   }
@@ -129,9 +162,10 @@ struct Problem {
 };
 
 // LBFGSpp objective over scaled variables z = p / scale of the moved parameters, so the linear
-// parameters (J, possibly large) and the exponents (order 1) are equally well conditioned.
+// parameters (J, possibly large) and the exponents (order 1) are equally well conditioned, then
+// the logarithms of the fitted prompts (tokens from 1 to thousands, which a log makes order 1 too).
 struct Objective {
-  const Problem& problem;
+  Problem& problem;  // its prompts follow z
   Params scale;
   Params fixed;  // the values of the parameters not moved
   Params params(const Eigen::VectorXd& z) const {
@@ -140,27 +174,39 @@ struct Objective {
       p[problem.moved[j]] = z(static_cast<Eigen::Index>(j)) * scale[problem.moved[j]];
     return p;
   }
+  std::vector<double> prompts(const Eigen::VectorXd& z) const {
+    std::vector<double> out;
+    for (std::size_t w = 0; w < problem.prompts.size(); ++w)
+      out.push_back(std::exp(z(static_cast<Eigen::Index>(problem.moved.size() + w))));
+    return out;
+  }
   double operator()(const Eigen::VectorXd& z, Eigen::VectorXd& grad) const {
     Gradient g;
-    const double v = problem.evaluate(params(z), &g, nullptr);
+    std::vector<double> prompt_grad;
+    if (!problem.prompts.empty()) problem.set_prompts(prompts(z));
+    const double v = problem.evaluate(params(z), &g, nullptr, true, &prompt_grad);
     for (std::size_t j = 0; j < problem.moved.size(); ++j)
       grad(static_cast<Eigen::Index>(j)) = g[problem.moved[j]] * scale[problem.moved[j]];
+    for (std::size_t w = 0; w < prompt_grad.size(); ++w)
+      grad(static_cast<Eigen::Index>(problem.moved.size() + w)) = prompt_grad[w];
     return std::isfinite(v) ? v : std::numeric_limits<double>::max();
   }
 };
 
 struct Start {
   Params params;
+  std::vector<double> prompts;  // the fitted prompts (empty when not fitted)
   double loss;
   bool converged;
 };
 
-Start run_lbfgsb(const Problem& problem, Params p, int max_iterations) {
+// Leaves the problem's prompts at the returned start's.
+Start run_lbfgsb(Problem& problem, Params p, int max_iterations) {
   const auto& info = parameter_info();
   Params scale;
   for (std::size_t k = 0; k < kParams; ++k)
     scale[k] = info[k].linear ? std::max(std::fabs(p[k]), 1e-6) : 1.0;
-  const auto m = static_cast<Eigen::Index>(problem.moved.size());
+  const auto m = static_cast<Eigen::Index>(problem.moved.size() + problem.prompts.size());
   Eigen::VectorXd z(m), lb(m), ub(m);
   for (std::size_t j = 0; j < problem.moved.size(); ++j) {
     const std::size_t k = problem.moved[j];
@@ -171,6 +217,12 @@ Start run_lbfgsb(const Problem& problem, Params p, int max_iterations) {
     lb(i) = info[k].lower / scale[k];
     ub(i) = fixed_zero ? lb(i) : info[k].upper / scale[k];
     z(i) = std::clamp(p[k] / scale[k], lb(i), ub(i));
+  }
+  for (std::size_t w = 0; w < problem.prompts.size(); ++w) {
+    const auto i = static_cast<Eigen::Index>(problem.moved.size() + w);
+    lb(i) = std::log(kMinPromptTokens);
+    ub(i) = std::log(kMaxPromptTokens);
+    z(i) = std::clamp(std::log(problem.prompts[w]), lb(i), ub(i));
   }
   LBFGSpp::LBFGSBParam<double> param;
   param.max_iterations = max_iterations;
@@ -194,7 +246,8 @@ Start run_lbfgsb(const Problem& problem, Params p, int max_iterations) {
     best = z.cwiseMax(lb).cwiseMin(ub);
   }
   p = objective.params(best);
-  return {p, problem.evaluate(p, nullptr, nullptr), converged};
+  if (!problem.prompts.empty()) problem.set_prompts(objective.prompts(best));
+  return {p, problem.prompts, problem.evaluate(p, nullptr, nullptr), converged};
 }
 
 // Ridge on the standardised scale exponents: one group's worth of evidence that an exponent is
@@ -217,16 +270,27 @@ std::size_t fitted_directions(const Params& p, const Problem& problem) {
     const double tol = 1e-9 * std::max(1.0, std::fabs(p[k]));
     if (p[k] - info[k].lower > tol && info[k].upper - p[k] > tol) free.push_back(k);
   }
+  // The fitted prompts off their bounds move too.
+  std::vector<std::size_t> free_prompts;
+  for (std::size_t w = 0; w < problem.prompts.size(); ++w)
+    if (problem.prompts[w] > kMinPromptTokens * (1.0 + 1e-9) &&
+        problem.prompts[w] < kMaxPromptTokens * (1.0 - 1e-9))
+      free_prompts.push_back(w);
   const auto n = static_cast<Eigen::Index>(problem.x.size());
   const auto groups = static_cast<Eigen::Index>(problem.groups.names.size());
-  Eigen::MatrixXd J = Eigen::MatrixXd::Zero(n, static_cast<Eigen::Index>(free.size()) + groups);
+  const auto shape = static_cast<Eigen::Index>(free.size() + free_prompts.size());
+  Eigen::MatrixXd J = Eigen::MatrixXd::Zero(n, shape + groups);
   for (Eigen::Index i = 0; i < n; ++i) {
+    const Features& x = problem.x[static_cast<std::size_t>(i)];
     Gradient g;
-    const double f = closed_form(p, problem.x[static_cast<std::size_t>(i)], g);
+    const double f = closed_form(p, x, g);
     for (std::size_t j = 0; j < free.size(); ++j)
       J(i, static_cast<Eigen::Index>(j)) = g[free[j]] / f;
-    J(i, static_cast<Eigen::Index>(free.size() +
-                                   problem.groups.of_row[static_cast<std::size_t>(i)])) = 1.0;
+    for (std::size_t j = 0; j < free_prompts.size(); ++j)
+      if (problem.prompt_of_row[static_cast<std::size_t>(i)] == free_prompts[j])
+        J(i, static_cast<Eigen::Index>(free.size() + j)) = input_slope(p, x) * x.input_tokens / f;
+    J(i, shape + static_cast<Eigen::Index>(problem.groups.of_row[static_cast<std::size_t>(i)])) =
+        1.0;
   }
   for (Eigen::Index c = 0; c < J.cols(); ++c)
     if (J.col(c).norm() > 0.0) J.col(c).normalize();
@@ -424,6 +488,7 @@ void fit_with_prior(Problem& problem, Params& p, int max_iterations) {
   const Start centred = run_lbfgsb(problem, prior_start(problem), max_iterations);
   if (centred.loss < best.loss) best = centred;
   p = best.params;
+  if (!best.prompts.empty()) problem.set_prompts(best.prompts);
 }
 
 Params random_start(Rng& rng) {
@@ -434,6 +499,13 @@ Params random_start(Rng& rng) {
   p[e_d] = std::exp(rng.uniform(std::log(0.1), std::log(30.0)));
   for (std::size_t k : {g1_p, g2_p, g1_d, g2_d}) p[k] = rng.uniform(-1.0, 1.0);
   return p;
+}
+
+std::vector<double> random_prompts(Rng& rng, std::size_t count) {
+  std::vector<double> out;
+  for (std::size_t w = 0; w < count; ++w)
+    out.push_back(std::exp(rng.uniform(0.0, std::log(kPromptRandomStartMax))));
+  return out;
 }
 
 }  // namespace
@@ -543,7 +615,22 @@ double EnergyModel::scale_of(const Sample& s, double* log_variance) const {
 }
 
 Features EnergyModel::features(const Sample& s) const {
-  return features_of(s, descriptors ? descriptor_cache_->ratios(s, "data") : ParallelRatios{});
+  Features x =
+      features_of(s, descriptors ? descriptor_cache_->ratios(s, "data") : ParallelRatios{});
+  if (!workload_prompts.empty() && !s.input_tokens) x.input_tokens = prompt_of(s.workload);
+  return x;
+}
+
+double EnergyModel::prompt_of(const std::string& workload) const {
+  if (const auto it = workload_prompts.find(workload); it != workload_prompts.end())
+    return it->second;
+  return unseen_prompt();
+}
+
+double EnergyModel::unseen_prompt() const {
+  double logs = 0.0;
+  for (const auto& [name, tokens] : workload_prompts) logs += std::log(tokens);
+  return std::exp(logs / static_cast<double>(workload_prompts.size()));
 }
 
 Joules EnergyModel::predict_single(const Sample& s) const {
@@ -634,7 +721,10 @@ Json EnergyModel::to_json() const {
   }
   Json replicate_json = Json::array();
   for (const EnergyModel& r : replicates) replicate_json.push_back(r.to_json());
+  Json prompts = Json::object();
+  for (const auto& [name, tokens] : workload_prompts) prompts[name] = tokens;
   return Json{{"params", p},
+              {"workload_prompts", prompts},
               {"loss", loss_name(loss)},
               {"huber_threshold", huber_threshold},
               {"scale_by", scale_by},
@@ -729,6 +819,16 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
       m.scale_fit.workloads.push_back(name);
       m.scale_fit.workload_effects.push_back(w->number(name));
     }
+  // Models saved before the fitted prompts, and those fitted without them, have none.
+  if (const auto w = v.find("workload_prompts"); w && !w->is_null())
+    for (const std::string& name : w->keys()) {
+      const JsonValue tokens = w->at(name);
+      const double value = tokens.as_number();
+      if (!(value >= kMinPromptTokens && value <= kMaxPromptTokens))
+        tokens.fail(fmt::format("a prompt must lie in [{:g}, {:g}] tokens", kMinPromptTokens,
+                                kMaxPromptTokens));
+      m.workload_prompts[name] = value;
+    }
   if (v.contains("workload_log_variance"))
     m.scale_fit.workload_variance = v.at("workload_log_variance").as_non_negative_number();
   const JsonValue inv = v.at("scale_inverse");
@@ -795,6 +895,11 @@ EnergyModel fit_single_model(const std::vector<Sample>& rows, const FitOptions& 
   if (options.bags < 1)
     throw Error::invalid("", "--bags", std::to_string(options.bags),
                          "must be >= 1 (1: the single fit)");
+  if (options.workload_prompt &&
+      std::any_of(rows.begin(), rows.end(), [](const Sample& s) { return s.input_tokens; }))
+    throw Error::invalid("", "--workload-prompt", "on",
+                         "the rows report input_tokens, which the fit then reads (or "
+                         "--workload-prompt off)");
   const bool by_model_and_gpu =
       std::find(options.scale_by.begin(), options.scale_by.end(), "model") !=
           options.scale_by.end() &&
@@ -805,7 +910,7 @@ EnergyModel fit_single_model(const std::vector<Sample>& rows, const FitOptions& 
         "the descriptor scale needs groups by model and gpu (or --descriptors off)");
   Problem problem(rows, options.loss, options.scale_by, options.descriptors, options.parallel_terms,
                   options.kv_term, options.step_term, options.run_start_term,
-                  options.batch_saturation);
+                  options.batch_saturation, options.workload_prompt);
   if (options.loss == Loss::kHuber)
     problem.huber_threshold = huber_threshold(problem, options.max_iterations);
   std::vector<GroupEvidence> evidence = group_evidence(problem, rows, options.descriptors);
@@ -820,15 +925,22 @@ EnergyModel fit_single_model(const std::vector<Sample>& rows, const FitOptions& 
       std::any_of(rows.begin(), rows.end(), [](const Sample& s) { return s.requests.has_value(); });
   model.ranges = training_ranges(rows);
   double best = std::numeric_limits<double>::infinity();
+  std::vector<double> best_prompts;
   for (int r = 0; r < options.restarts; ++r) {
-    const Params p = r == 0 ? fixed_start(problem) : start_from(problem, random_start(rng));
+    const Params drawn = r == 0 ? Params{} : random_start(rng);
+    if (!problem.prompts.empty())
+      problem.set_prompts(r == 0 ? std::vector<double>(problem.prompts.size(), kPromptFixedStart)
+                                 : random_prompts(rng, problem.prompts.size()));
+    const Params p = r == 0 ? fixed_start(problem) : start_from(problem, drawn);
     const Start s = run_lbfgsb(problem, p, options.max_iterations);
     model.restarts_converged += s.converged ? 1 : 0;
     if (s.loss < best) {
       best = s.loss;
       model.params = s.params;
+      best_prompts = s.prompts;
     }
   }
+  if (!best_prompts.empty()) problem.set_prompts(best_prompts);
   if (options.shape_prior) {
     fit_with_prior(problem, model.params, options.max_iterations);
     model.shape_prior_weight = problem.prior_weight;
@@ -838,6 +950,8 @@ EnergyModel fit_single_model(const std::vector<Sample>& rows, const FitOptions& 
     unpooled = fit_pooled(problem, evidence, model.params, options.max_iterations);
     model.pooling_weight = problem.pooling.weight;
   }
+  for (std::size_t w = 0; w < problem.prompts.size(); ++w)
+    model.workload_prompts[problem.workloads[w]] = problem.prompts[w];
   model.train_loss = problem.evaluate(model.params, nullptr, nullptr, false);
   fit_scale_term(model, problem, std::move(evidence), unpooled ? &*unpooled : nullptr);
   return model;

@@ -95,15 +95,7 @@ TEST(EnergyLensClosedForm, GradientMatchesCentralDifferences) {
   Rng rng(7);
   for (int trial = 0; trial < 50; ++trial) {
     const Params p = random_params(rng);
-    const Features x{std::pow(2.0, double(rng.integer(0, 3))),
-                     double(rng.integer(1, 4)),
-                     rng.uniform(1.0, 512.0),
-                     rng.uniform(10.0, 2000.0),
-                     rng.uniform(10.0, 2000.0),
-                     double(rng.integer(1, 4)),
-                     rng.uniform(0.01, 2.0),
-                     rng.uniform(0.1, 0.4)};
-    expect_gradient_matches(p, x, trial);
+    expect_gradient_matches(p, testing::random_features(rng), trial);
   }
 }
 

@@ -37,6 +37,17 @@ Params random_params(Rng& rng) {
   return p;
 }
 
+Features random_features(Rng& rng) {
+  return {std::pow(2.0, double(rng.integer(0, 3))),
+          double(rng.integer(1, 4)),
+          rng.uniform(1.0, 512.0),
+          rng.uniform(10.0, 2000.0),
+          rng.uniform(10.0, 2000.0),
+          double(rng.integer(1, 4)),
+          rng.uniform(0.01, 2.0),
+          rng.uniform(0.1, 0.4)};
+}
+
 Dataset synthetic_grid(const std::function<double(const Sample&)>& truth, double noise,
                        std::uint64_t seed) {
   Rng rng(seed);

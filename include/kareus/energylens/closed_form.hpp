@@ -109,5 +109,8 @@ double effective_batch(double k_sat, const Features& x);
 double closed_form(const Params& p, const Features& x);
 // Value and the analytic gradient with respect to all parameters.
 double closed_form(const Params& p, const Features& x, Gradient& grad);
+// d(closed_form) / d(input_tokens): what the prefill, TP all-reduce and context terms add per
+// prompt token (for fitting a prompt length where the rows do not report one).
+double input_slope(const Params& p, const Features& x);
 
 }  // namespace kareus::energylens

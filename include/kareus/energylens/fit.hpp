@@ -99,7 +99,16 @@ struct FitOptions {
   // and leave-one-GPU-out, but its ranking gains are within the seed spread
   // (docs/benchmarks/energylens.md, eighteenth step).
   bool batch_saturation = false;
+  // Fit each workload's mean prompt (tokens; one for all rows without a workload column) where
+  // the rows report no input_tokens, read as input_tokens by the prefill, TP all-reduce and
+  // context terms; false: every row reads 1 token and the prefill scale absorbs the prompt.
+  bool workload_prompt = false;
 };
+
+// A fitted prompt's bounds (tokens): a request has at least one prompt token, and 32,768 is a
+// 32k-token context, beyond which a fitted prompt only says the rows do not identify it.
+inline constexpr double kMinPromptTokens = 1.0;
+inline constexpr double kMaxPromptTokens = 32768.0;
 
 // One shape parameter's prior: normal with this centre and standard deviation, on the
 // parameter or (log_scale) on its natural logarithm. Centres and widths: docs/energylens.md,
@@ -161,6 +170,10 @@ struct EnergyModel {
   std::vector<EnergyModel> replicates;
   // The point prediction is the median of this fit's and the first bags - 1 replicates'.
   int bags = 1;
+  // Each workload's fitted mean prompt (tokens, FitOptions::workload_prompt), which a row without
+  // input_tokens reads as its input tokens; the key "" when the training rows name no workload.
+  // Empty: not fitted.
+  std::map<std::string, double> workload_prompts;
   // The bag's interval multipliers from its out-of-bag residuals (calibration.hpp).
   IntervalCalibration calibration;
 
@@ -190,8 +203,13 @@ struct EnergyModel {
   // Standard deviation of log energy between two rows of one scenario (same scale): how far
   // apart two predictions must be before their order is more than noise.
   double within_scenario_log_sd() const { return std::sqrt(2.0 * scale_fit.row_variance); }
-  // The closed form's inputs, with the descriptor ratios when the model was fitted with them.
+  // The closed form's inputs, with the descriptor ratios when the model was fitted with them and
+  // the fitted prompt where the row reports none.
   Features features(const Sample& s) const;
+  // A workload's fitted prompt; a workload unseen in training gets the geometric mean of the
+  // fitted ones (the workloads' typical prompt, on the log scale the fit moves them on).
+  double prompt_of(const std::string& workload) const;
+  double unseen_prompt() const;
   Json to_json() const;
   static EnergyModel from_json(const JsonValue& v);
 
