@@ -43,10 +43,7 @@ std::vector<Selection> select_configurations(const EnergyModel& model, const Dat
                     [](const Ranked& r) { return r.close_to_best || r.bag_disagrees; });
     std::vector<std::size_t> fitting;  // in the candidates' order, as the fastest's ties go
     for (std::size_t r : group)
-      if (std::find_if(sel.ranking.begin(), sel.ranking.end(), [&](const Ranked& x) {
-            return x.row == r;
-          })->fits())
-        fitting.push_back(r);
+      if (!does_not_fit(candidates.samples[r])) fitting.push_back(r);
     const bool timed = std::all_of(fitting.begin(), fitting.end(), [&](std::size_t r) {
       return candidates.samples[r].time.has_value();
     });
