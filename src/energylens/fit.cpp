@@ -422,6 +422,9 @@ double huber_threshold(const Problem& problem, int max_iterations) {
   squared.loss = Loss::kLog;
   Params p = run_lbfgsb(squared, fixed_start(squared), max_iterations).params;
   Problem huber = problem;
+  // The Huber rounds go on from the squared fit's prompts as well as its shape: restarted from
+  // their fixed start, they would measure the first threshold at a point no fit reached.
+  if (!squared.prompts.empty()) huber.set_prompts(squared.prompts);
   huber.huber_threshold = residual_threshold(squared, p);
   for (int round = 0; round < kHuberRounds; ++round) {
     p = run_lbfgsb(huber, p, max_iterations).params;
