@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "deprecated_alias.hpp"
+#include "energylens_memory.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/core/output_set.hpp"
@@ -23,7 +24,6 @@
 #include "kareus/energylens/select.hpp"
 #include "kareus/energylens/symbolic.hpp"
 #include "kareus/energylens/term_shares.hpp"
-#include "kareus/energylens/weight_fit.hpp"
 
 namespace kareus::cli {
 namespace {
@@ -32,11 +32,6 @@ namespace el = kareus::energylens;
 
 void emit(const std::string& text) {
   std::fputs(text.c_str(), stdout);
-}
-
-std::string config_text(const el::Sample& s) {
-  return fmt::format("tp={} pp={} batch={}", format_number(s.tp), format_number(s.pp),
-                     format_number(s.batch));
 }
 
 struct FitArgs {
@@ -318,35 +313,6 @@ Json interval_json(const el::Interval& iv) {
   return Json{{"low", iv.low.value()}, {"high", iv.high.value()}};
 }
 
-// The weight check (weight_fit.hpp): null when the catalogues cannot tell.
-Json memory_json(const std::optional<el::WeightFit>& fit) {
-  if (!fit) return nullptr;
-  return Json{{"weights_gib_per_gpu", fit->weights_gib},
-              {"usable_gib", fit->usable_gib},
-              {"fits", fit->fits()}};
-}
-
-std::string memory_text(const std::optional<el::WeightFit>& fit) {
-  if (!fit || fit->fits()) return "";
-  return fmt::format("does not fit ({:.1f} > {:.1f} GiB)", fit->weights_gib, fit->usable_gib);
-}
-
-// A table gains its "memory" column only when some candidate does not fit.
-bool any_does_not_fit(const el::Dataset& d) {
-  return std::any_of(d.samples.begin(), d.samples.end(), el::does_not_fit);
-}
-
-std::vector<std::string> with_memory_header(std::vector<std::string> header, bool memory_column) {
-  if (memory_column) header.push_back("memory");
-  return header;
-}
-
-std::vector<std::string> with_memory(std::vector<std::string> cells, bool memory_column,
-                                     const std::optional<el::WeightFit>& fit) {
-  if (memory_column) cells.push_back(memory_text(fit));
-  return cells;
-}
-
 el::EnergyModel load_model(const std::string& path) {
   return el::EnergyModel::from_json(JsonDocument::load_file(path).root());
 }
@@ -423,8 +389,32 @@ Json outside_json(const std::vector<el::OutOfRange>& outside) {
   return out;
 }
 
-void warn(const std::vector<std::string>& notes) {
-  for (const auto& n : notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+// What a command says about its candidates besides the table: notes on what it could not check,
+// and a warning when the KV cache cuts some batch; on stderr, or in the JSON's notes.
+struct CandidateMessages {
+  std::vector<std::string> notes;
+  std::string warning;
+
+  CandidateMessages(const el::EnergyModel& m, const el::Dataset& d,
+                    const std::vector<std::size_t>& rows)
+      : notes(candidate_notes(m, d)), warning(batch_limit_warning(d, rows)) {
+    for (auto& n : memory_notes(d, rows)) notes.push_back(std::move(n));
+  }
+  Json json() const {
+    Json out = notes;
+    if (!warning.empty()) out.push_back(warning);
+    return out;
+  }
+  void print() const {
+    for (const auto& n : notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+    if (!warning.empty()) std::fprintf(stderr, "warning: %s\n", warning.c_str());
+  }
+};
+
+std::vector<std::size_t> every_row(const el::Dataset& d) {
+  std::vector<std::size_t> rows(d.samples.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  return rows;
 }
 
 void add_predict(CLI::App& parent) {
@@ -446,15 +436,15 @@ void add_predict(CLI::App& parent) {
     const el::EnergyModel m = bagging->load(*model);
     const el::Dataset d = read_candidates(m, *data);
     Json rows = Json::array();
-    const bool memory_column = any_does_not_fit(d);
+    const std::vector<std::size_t> all = every_row(d);
+    const MemoryColumns columns = memory_columns(d, all);
     TextTable t(with_memory_header(
-        {"line", "scenario", "config", "predicted J", interval_header(), "measured J"},
-        memory_column));
+        {"line", "scenario", "config", "predicted J", interval_header(), "measured J"}, columns));
     std::vector<double> measured, predicted;
     for (const auto& s : d.samples) {
       const double p = m.predict(s).value();
       const el::Interval iv = m.interval(s);
-      const std::optional<el::WeightFit> fit = el::weight_fit(s);
+      const std::optional<el::MemoryFit> fit = el::memory_fit(s);
       rows.push_back({{"line", s.line},
                       {"scenario", s.scenario},
                       {"predicted_energy_j", p},
@@ -465,7 +455,7 @@ void add_predict(CLI::App& parent) {
       t.add_row(with_memory(
           {std::to_string(s.line), s.scenario, config_text(s), fmt::format("{:.4g}", p),
            interval_text(iv), s.energy ? fmt::format("{:.4g}", s.energy->value()) : "-"},
-          memory_column, fit));
+          columns, fit));
       if (s.energy) {
         measured.push_back(s.energy->value());
         predicted.push_back(p);
@@ -473,17 +463,17 @@ void add_predict(CLI::App& parent) {
     }
     const bool scored = measured.size() == d.samples.size();
     const double mape = scored ? el::mape_percent(measured, predicted) : 0.0;
-    const std::vector<std::string> notes = candidate_notes(m, d);
+    const CandidateMessages messages(m, d, all);
     if (*json) {
       emit(Json{{"rows", rows},
                 {"interval_coverage", el::kIntervalCoverage},
                 {"mape_percent", scored ? Json(mape) : Json(nullptr)},
-                {"notes", notes}}
+                {"notes", messages.json()}}
                .dump(2) +
            "\n");
       return;
     }
-    warn(notes);
+    messages.print();
     emit(t.render() + (scored ? fmt::format("MAPE {:.1f} %\n", mape) : ""));
   });
 }
@@ -533,14 +523,18 @@ void add_select(CLI::App& parent) {
       if (selections.empty())
         throw Error::invalid(*data, "--scenario", *scenario, "no candidate has this scenario");
     }
-    const bool memory_column = any_does_not_fit(d);
+    std::vector<std::size_t> shown;
+    for (const auto& sel : selections)
+      for (const auto& r : sel.ranking) shown.push_back(r.row);
+    std::sort(shown.begin(), shown.end());
+    const MemoryColumns columns = memory_columns(d, shown);
     Json out = Json::array();
     std::string text;
     for (const auto& sel : selections) {
       Json ranking = Json::array();
       TextTable t(with_memory_header({"rank", "config", "predicted J", interval_header(),
                                       "close to best", "measured J", "time s"},
-                                     memory_column));
+                                     columns));
       for (std::size_t i = 0; i < sel.ranking.size(); ++i) {
         const el::Ranked& r = sel.ranking[i];
         const el::Sample& s = d.samples[r.row];
@@ -562,7 +556,7 @@ void add_select(CLI::App& parent) {
              interval_text(r.interval), i > 0 ? closeness_text(r) : "",
              s.energy ? fmt::format("{:.4g}", s.energy->value()) : "-",
              s.time ? fmt::format("{:.4g}", s.time->value()) : "-"},
-            memory_column, r.memory));
+            columns, r.memory));
       }
       const el::Sample& best = d.samples[sel.ranking.front().row];
       Json j{{"scenario", sel.scenario},
@@ -582,8 +576,9 @@ void add_select(CLI::App& parent) {
       text += fmt::format("scenario {}\n{}", sel.scenario, t.render());
       if (sel.none_fits) {
         text += fmt::format(
-            "energy-optimal:  none: no candidate fits (BF16 weights per GPU above {:.0f} % of its "
-            "memory)\nlatency-optimal: none\n\n",
+            "energy-optimal:  none: no candidate fits in {:.0f} % of its GPUs' memory (BF16 "
+            "weights, or a KV cache for one sequence of the model's maximum context)\n"
+            "latency-optimal: none\n\n",
             100 * el::kUsableMemoryFraction);
         continue;
       }
@@ -599,12 +594,12 @@ void add_select(CLI::App& parent) {
         text += "latency-optimal: unknown (candidates have no time_s)\n";
       text += "\n";
     }
-    const std::vector<std::string> notes = candidate_notes(m, d);
+    const CandidateMessages messages(m, d, shown);
     if (*json) {
-      emit(Json{{"scenarios", out}, {"notes", notes}}.dump(2) + "\n");
+      emit(Json{{"scenarios", out}, {"notes", messages.json()}}.dump(2) + "\n");
       return;
     }
-    warn(notes);
+    messages.print();
     emit(text);
   });
 }

@@ -65,7 +65,10 @@ ModelDescriptors read_model_descriptors(const std::string& model) {
   d.layers = c.num_hidden_layers;
   d.hidden_size = c.hidden_size;
   d.kv_heads = c.num_key_value_heads;
+  // K and V (2) of every layer and KV head, 2 B each: vLLM's default kv_cache_dtype "auto" keeps
+  // the cache in the model's dtype, BF16 here.
   d.kv_bytes_per_token = 2.0 * d.layers * c.num_key_value_heads * c.head_dim * 2.0;
+  d.max_context = c.max_position_embeddings;
   return d;
 }
 

@@ -15,10 +15,10 @@ std::vector<Selection> select_configurations(const EnergyModel& model, const Dat
     for (std::size_t r : group) {
       const Sample& s = candidates.samples[r];
       sel.ranking.push_back({r, model.predict(s), model.interval(s), false,
-                             model.outside_training_range(s), false, weight_fit(s)});
+                             model.outside_training_range(s), false, memory_fit(s)});
     }
-    // However little energy it is predicted to take, a candidate that cannot load its weights
-    // is no choice.
+    // However little energy it is predicted to take, a candidate that cannot load its weights,
+    // or start with a KV cache for the model's maximum context, is no choice.
     std::stable_sort(sel.ranking.begin(), sel.ranking.end(), [](const Ranked& a, const Ranked& b) {
       if (a.fits() != b.fits()) return a.fits();
       return a.predicted < b.predicted;

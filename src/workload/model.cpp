@@ -89,6 +89,7 @@ ModelConfig model_from_json(const JsonValue& r, std::string name) {
   m.experts_per_token = int_or("num_experts_per_tok", 1);
   if (m.experts_per_token > m.experts)
     r.at("num_experts_per_tok").fail("needs 1 <= num_experts_per_tok <= num_local_experts");
+  m.max_position_embeddings = int_or("max_position_embeddings", 0);
   return m;
 }
 

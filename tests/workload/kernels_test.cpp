@@ -150,6 +150,9 @@ TEST(Workload, LoadsHfStyleConfig) {
   EXPECT_FALSE(load_model("gpt3-xl").gated_mlp);
   EXPECT_NEAR(load_model("llama3.2-3b").total_parameters() / 1e9, 3.21, 0.02);
   EXPECT_NEAR(load_model("llama3.3-70b").total_parameters() / 1e9, 70.6, 0.3);
+  // The maximum context is optional: 0 when the config does not give it.
+  EXPECT_EQ(load_model("gpt3-xl").max_position_embeddings, 2048);
+  EXPECT_EQ(load_model("llama3.3-70b").max_position_embeddings, 0);
   const auto dense = load_model("llama3.2-3b");
   EXPECT_EQ(dense.active_parameters(), dense.total_parameters());
 }

@@ -24,6 +24,8 @@ struct ModelDescriptors {
   double hidden_size = 0.0;
   double kv_heads = 0.0;
   double kv_bytes_per_token = 0.0;  // K and V of one token over all layers, 16-bit
+  // The config's max_position_embeddings, vLLM's default max_model_len; 0 when it has none.
+  double max_context = 0.0;
 };
 
 struct GpuDescriptors {

@@ -8,7 +8,7 @@
 
 #include "kareus/energylens/dataset.hpp"
 #include "kareus/energylens/fit.hpp"
-#include "kareus/energylens/weight_fit.hpp"
+#include "kareus/energylens/memory_fit.hpp"
 
 namespace kareus::energylens {
 
@@ -24,8 +24,9 @@ struct Ranked {
   // This candidate or the best is extrapolated and some fit of the bag orders the two the other
   // way: beyond the data the bag's spread, not the row noise, bounds what the order means.
   bool bag_disagrees = false;
-  // Its weights against the GPU's usable memory; absent when the catalogues cannot tell.
-  std::optional<WeightFit> memory;
+  // Its weights and KV cache against the GPU's usable memory; absent when the catalogues cannot
+  // tell.
+  std::optional<MemoryFit> memory;
   bool fits() const { return !memory || memory->fits(); }
 };
 
@@ -34,7 +35,7 @@ struct Selection {
   // Lowest predicted energy first, every candidate that fits before every one that does not;
   // the front is the energy-optimal choice unless none_fits.
   std::vector<Ranked> ranking;
-  bool none_fits = false;          // no candidate can load its weights
+  bool none_fits = false;          // no candidate can be served (weights or KV cache)
   bool too_close_to_call = false;  // some candidate is close_to_best or bag_disagrees
   // Row with the lowest time_s among the candidates that fit, when all of them have one.
   std::optional<std::size_t> latency_optimal;

@@ -26,6 +26,9 @@ struct ModelConfig {
   // Mixture of experts (Mixtral's num_local_experts / num_experts_per_tok); 1 and 1 when dense.
   int experts = 1;
   int experts_per_token = 1;
+  // The longest context the model was trained for, which an inference server takes as its
+  // default maximum sequence length (vLLM's max_model_len); 0 when the config does not say.
+  int max_position_embeddings = 0;
 
   bool mixture_of_experts() const { return experts > 1; }
   // Parameters of one transformer layer with one MLP (attention + MLP weights; norms are

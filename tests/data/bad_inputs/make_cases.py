@@ -141,6 +141,7 @@ hf_bad = {
     "layers_missing": hf_with(num_hidden_layers=None),
     "vocab_string": hf_with(vocab_size="big"),
     "inter_negative": hf_with(intermediate_size=-1),
+    "max_context_zero": hf_with(max_position_embeddings=0),
     "malformed": '{"hidden_size": 3072,',
 }
 for name, content in hf_bad.items():

@@ -1,0 +1,147 @@
+#include "energylens_memory.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <set>
+
+#include "kareus/core/error.hpp"
+
+namespace kareus::cli {
+
+namespace el = kareus::energylens;
+
+std::string config_text(const el::Sample& s) {
+  return fmt::format("tp={} pp={} batch={}", format_number(s.tp), format_number(s.pp),
+                     format_number(s.batch));
+}
+
+namespace {
+
+std::string_view reason_name(el::MemoryLimit limit) {
+  switch (limit) {
+    case el::MemoryLimit::kWeights:
+      return "weights";
+    case el::MemoryLimit::kKvCache:
+      return "kv_cache";
+    case el::MemoryLimit::kNone:
+      break;
+  }
+  return "";
+}
+
+std::string verdict_text(const std::optional<el::MemoryFit>& fit) {
+  if (!fit) return "";
+  switch (fit->limit()) {
+    case el::MemoryLimit::kWeights:
+      return fmt::format("does not fit: weights {:.1f} > {:.1f} GiB", fit->weights_gib,
+                         fit->usable_gib);
+    case el::MemoryLimit::kKvCache:
+      return fmt::format("does not fit: KV cache {:.0f} < max context {:.0f} tokens",
+                         fit->kv_tokens(), *fit->max_context);
+    case el::MemoryLimit::kNone:
+      break;
+  }
+  return "";
+}
+
+// The rows' checks, in order; rows the catalogues cannot tell are left out.
+std::vector<std::pair<std::size_t, el::MemoryFit>> checked(const el::Dataset& d,
+                                                           const std::vector<std::size_t>& rows) {
+  std::vector<std::pair<std::size_t, el::MemoryFit>> out;
+  for (std::size_t r : rows)
+    if (auto fit = el::memory_fit(d.samples[r])) out.emplace_back(r, *fit);
+  return out;
+}
+
+}  // namespace
+
+MemoryColumns memory_columns(const el::Dataset& d, const std::vector<std::size_t>& rows) {
+  MemoryColumns c;
+  c.prompt_counted = d.has_input_tokens;
+  for (const auto& [row, fit] : checked(d, rows)) {
+    c.concurrency = true;
+    c.verdict = c.verdict || !fit.fits();
+  }
+  return c;
+}
+
+std::vector<std::string> with_memory_header(std::vector<std::string> header,
+                                            const MemoryColumns& columns) {
+  if (columns.concurrency)
+    header.push_back(columns.prompt_counted ? "KV seqs" : "KV seqs (output only)");
+  if (columns.verdict) header.push_back("memory");
+  return header;
+}
+
+std::vector<std::string> with_memory(std::vector<std::string> cells, const MemoryColumns& columns,
+                                     const std::optional<el::MemoryFit>& fit) {
+  if (columns.concurrency)
+    cells.push_back(fit ? fmt::format("{:.0f}", fit->kv_concurrency()) : "-");
+  if (columns.verdict) cells.push_back(verdict_text(fit));
+  return cells;
+}
+
+Json memory_json(const std::optional<el::MemoryFit>& fit) {
+  if (!fit) return nullptr;
+  const el::MemoryLimit limit = fit->limit();
+  return Json{{"weights_gib_per_gpu", fit->weights_gib},
+              {"usable_gib", fit->usable_gib},
+              {"fits", fit->fits()},
+              {"reason", limit == el::MemoryLimit::kNone ? Json(nullptr)
+                                                         : Json(std::string(reason_name(limit)))},
+              {"kv_room_gib_per_gpu", fit->kv_room_gib()},
+              {"kv_bytes_per_token_per_gpu", fit->kv_bytes_per_token},
+              {"kv_tokens", fit->kv_tokens()},
+              {"max_context", fit->max_context ? Json(*fit->max_context) : Json(nullptr)},
+              {"kv_sequence_tokens", fit->sequence_tokens},
+              {"kv_prompt_counted", fit->prompt_counted},
+              {"kv_concurrency", fit->kv_concurrency()},
+              {"batch_limited_by_kv", fit->batch_limited_by_kv()}};
+}
+
+std::vector<std::string> memory_notes(const el::Dataset& d, const std::vector<std::size_t>& rows) {
+  const auto fits = checked(d, rows);
+  if (fits.empty()) return {};
+  std::vector<std::string> notes;
+  std::set<std::string> unbounded;
+  for (const auto& [row, fit] : fits)
+    if (!fit.max_context) unbounded.insert(d.samples[row].model);
+  if (!unbounded.empty())
+    notes.push_back(fmt::format(
+        "{}: the configs of {} give no max_position_embeddings, so their candidates are not "
+        "checked for a KV cache that holds one sequence of the model's maximum context (the "
+        "check vLLM starts with); pass a config.json that gives it as the model to have them "
+        "checked",
+        d.source, fmt::join(unbounded, ", ")));
+  if (!d.has_input_tokens)
+    notes.push_back(fmt::format(
+        "{}: no input_tokens column, so the KV concurrency counts only each request's output "
+        "tokens, not its prompt's",
+        d.source));
+  return notes;
+}
+
+std::string batch_limit_warning(const el::Dataset& d, const std::vector<std::size_t>& rows) {
+  std::vector<std::string> limited;
+  for (const auto& [row, fit] : checked(d, rows)) {
+    if (!fit.batch_limited_by_kv()) continue;
+    const el::Sample& s = d.samples[row];
+    limited.push_back(fmt::format("line {} ({} on {}, {}) runs about {:.0f} at once", s.line,
+                                  s.model, s.gpu, config_text(s), fit.kv_concurrency()));
+  }
+  if (limited.empty()) return "";
+  // The first few name the configurations; every one is in the JSON's batch_limited_by_kv.
+  constexpr std::size_t kListed = 5;
+  const std::size_t listed = std::min(limited.size(), kListed);
+  return fmt::format(
+      "{}: the KV cache of {} of {} candidates holds fewer complete requests than their batch, "
+      "so vLLM runs fewer at once than configured (their energy is predicted at the configured "
+      "batch): {}{}",
+      d.source, limited.size(), rows.size(),
+      fmt::join(limited.begin(), limited.begin() + static_cast<long>(listed), "; "),
+      limited.size() > listed ? fmt::format("; and {} more", limited.size() - listed) : "");
+}
+
+}  // namespace kareus::cli
