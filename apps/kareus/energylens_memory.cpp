@@ -118,7 +118,7 @@ std::vector<std::string> memory_notes(const el::Dataset& d, const std::vector<st
   if (!d.has_input_tokens)
     notes.push_back(fmt::format(
         "{}: no input_tokens column, so the KV concurrency counts only each request's output "
-        "tokens, not its prompt's",
+        "tokens (half of them in flight on average), not its prompt's",
         d.source));
   return notes;
 }
@@ -136,7 +136,7 @@ std::string batch_limit_warning(const el::Dataset& d, const std::vector<std::siz
   constexpr std::size_t kListed = 5;
   const std::size_t listed = std::min(limited.size(), kListed);
   return fmt::format(
-      "{}: the KV cache of {} of {} candidates holds fewer complete requests than their batch, "
+      "{}: the KV cache of {} of {} candidates holds fewer requests in flight than their batch, "
       "so vLLM runs fewer at once than configured (their energy is predicted at the configured "
       "batch): {}{}",
       d.source, limited.size(), rows.size(),

@@ -52,7 +52,7 @@ std::optional<MemoryFit> memory_fit(const Sample& s) {
   fit.kv_bytes_per_token = m.kv_bytes_per_token / s.pp * (kv_heads_per_gpu / m.kv_heads);
   if (m.max_context > 0) fit.max_context = m.max_context;
   fit.prompt_counted = s.input_tokens.has_value();
-  fit.sequence_tokens = s.output_tokens + s.input_tokens.value_or(0.0);
+  fit.sequence_tokens = s.input_tokens.value_or(0.0) + s.output_tokens / 2.0;
   fit.batch = s.batch;
   return fit;
 }

@@ -133,13 +133,14 @@ TEST(EnergyLensCli, KvCacheIsCheckedAgainstTheMaximumContextAndTheBatch) {
     "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 28672,
     "num_hidden_layers": 80, "vocab_size": 128256, "max_position_embeddings": 131072})";
   const fs::path candidates = fs::temp_directory_path() / "kareus_el_cli_kv_candidates.csv";
-  // TP 2 leaves 41,241 tokens of KV cache, TP 4 513,100: 2565 requests of 200 tokens, fewer than
-  // a batch of 4096. The shipped llama3.3-70b config gives no maximum context.
+  // TP 2 leaves 41,241 tokens of KV cache, TP 4 513,100: 5131 requests in flight of 100 tokens
+  // on average (half of their 200), fewer than a batch of 8192. The shipped llama3.3-70b config
+  // gives no maximum context.
   std::ofstream(candidates) << "scenario,tp,pp,batch,output_tokens,time_s,model,gpu\n"
                                "ctx,2,1,64,200,1.0,"
                             << config.string()
                             << ",h100-sxm\n"
-                               "ctx,4,1,4096,200,2.0,"
+                               "ctx,4,1,8192,200,2.0,"
                             << config.string()
                             << ",h100-sxm\n"
                                "shipped,2,1,64,200,1.0,llama3.3-70b,h100-sxm\n";
@@ -160,7 +161,7 @@ TEST(EnergyLensCli, KvCacheIsCheckedAgainstTheMaximumContextAndTheBatch) {
   const Json& tp4 = ctx["ranking"][0];
   EXPECT_TRUE(tp4["memory"]["fits"].get<bool>());
   EXPECT_TRUE(tp4["memory"]["reason"].is_null());
-  EXPECT_EQ(tp4["memory"]["kv_concurrency"], 2565.0);  // floor(513,100 / 200)
+  EXPECT_EQ(tp4["memory"]["kv_concurrency"], 5131.0);  // floor(513,100 / 100)
   EXPECT_TRUE(tp4["memory"]["batch_limited_by_kv"].get<bool>());
   EXPECT_FALSE(tp4["memory"]["kv_prompt_counted"].get<bool>());
   const Json& shipped = s["scenarios"][1]["ranking"][0];
@@ -179,14 +180,14 @@ TEST(EnergyLensCli, KvCacheIsCheckedAgainstTheMaximumContextAndTheBatch) {
   EXPECT_NE(text.out.find("does not fit: KV cache 41241 < max context 131072 tokens"),
             std::string::npos)
       << text.out;
-  EXPECT_NE(text.out.find("energy-optimal:  tp=4 pp=1 batch=4096"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("energy-optimal:  tp=4 pp=1 batch=8192"), std::string::npos) << text.out;
   // The batch warning: one line, naming the configuration and the batch it runs at.
   std::size_t warnings = 0;
   for (std::size_t at = text.err.find("warning:"); at != std::string::npos;
        at = text.err.find("warning:", at + 1))
     ++warnings;
   EXPECT_EQ(warnings, 1u) << text.err;
-  EXPECT_NE(text.err.find("tp=4 pp=1 batch=4096) runs about 2565 at once"), std::string::npos)
+  EXPECT_NE(text.err.find("tp=4 pp=1 batch=8192) runs about 5131 at once"), std::string::npos)
       << text.err;
   EXPECT_NE(text.err.find("note: "), std::string::npos) << text.err;
 
@@ -194,7 +195,7 @@ TEST(EnergyLensCli, KvCacheIsCheckedAgainstTheMaximumContextAndTheBatch) {
       kBinary, "energylens predict --fit " + model.string() + " --data " + candidates.string());
   ASSERT_EQ(predict.exit_code, 0) << predict.err;
   EXPECT_NE(predict.out.find("does not fit: KV cache"), std::string::npos) << predict.out;
-  EXPECT_NE(predict.err.find("runs about 2565 at once"), std::string::npos) << predict.err;
+  EXPECT_NE(predict.err.find("runs about 5131 at once"), std::string::npos) << predict.err;
 }
 
 // fit bags by default; predict --bagging off gives the bag's fit to all rows, which is the model

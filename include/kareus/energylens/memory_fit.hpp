@@ -39,8 +39,11 @@ struct MemoryFit {
   // The config's max_position_embeddings (vLLM's default max_model_len); absent when the config
   // has none, and then the KV cache is not checked against it.
   std::optional<double> max_context;
-  // One request's tokens in the KV cache once it is complete: input_tokens (when the row gives
-  // them) + output_tokens.
+  // The tokens a request in flight holds in the KV cache on average: its prompt (input_tokens,
+  // when the row gives them) and half its output. A saturated server runs requests at staggered
+  // points of their decode, each holding the tokens it has so far, so the running batch is
+  // limited by the mean footprint, not by complete requests (counted complete, five ML.ENERGY
+  // rows would be cut below the mean batch they measured; docs/energylens.md).
   double sequence_tokens = 0.0;
   bool prompt_counted = false;  // whether sequence_tokens includes the row's input_tokens
   double batch = 0.0;           // the row's batch (sequences one replica runs at once)
@@ -49,11 +52,11 @@ struct MemoryFit {
   double kv_room_gib() const;
   // Tokens the KV cache holds (per replica: every GPU of it holds its layers' and heads' share).
   double kv_tokens() const;
-  // Complete sequences of sequence_tokens the KV cache holds at once.
+  // Requests in flight (of sequence_tokens each) the KV cache holds at once.
   double kv_concurrency() const;
   MemoryLimit limit() const;
   bool fits() const { return limit() == MemoryLimit::kNone; }
-  // It fits, but the KV cache holds fewer complete sequences than its batch: vLLM runs fewer at
+  // It fits, but the KV cache holds fewer requests in flight than its batch: vLLM runs fewer at
   // once than configured.
   bool batch_limited_by_kv() const { return fits() && kv_concurrency() < batch; }
 };
