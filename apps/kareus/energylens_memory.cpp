@@ -112,8 +112,8 @@ std::vector<std::string> memory_notes(const el::Dataset& d, const std::vector<st
     notes.push_back(fmt::format(
         "{}: the configs of {} give no max_position_embeddings, so their candidates are not "
         "checked for a KV cache that holds one sequence of the model's maximum context (the "
-        "check vLLM starts with); pass a config.json that gives it as the model to have them "
-        "checked",
+        "check vLLM starts with); give the server's context in a max_model_len column, or a "
+        "config.json that gives it as the model, to have them checked",
         d.source, fmt::join(unbounded, ", ")));
   if (!d.has_input_tokens)
     notes.push_back(fmt::format(

@@ -58,6 +58,8 @@ Sample parse_row(const CsvRow& row, EnergyColumn energy, bool workload_column) {
       row.fail("gpus_metered", "must be at least tp x pp x dp (the GPUs that serve the row)");
   }
   parse_drain(row, s);
+  if (row.optional_text("max_model_len"))
+    s.max_model_len = static_cast<double>(row.positive_integer("max_model_len"));
   return s;
 }
 
@@ -109,6 +111,8 @@ Dataset from_table(const CsvTable& table, EnergyColumn energy) {
   data.has_run = std::any_of(data.samples.begin(), data.samples.end(),
                              [](const Sample& s) { return s.run || s.gpus_metered; });
   data.has_drain = drain_on_every_row(table, data);
+  data.has_max_model_len = std::any_of(data.samples.begin(), data.samples.end(),
+                                       [](const Sample& s) { return s.max_model_len.has_value(); });
   return data;
 }
 
@@ -130,6 +134,7 @@ std::string dataset_to_csv(const Dataset& data) {
   out += ",time_s,power_w";
   if (data.has_run) out += ",run_s,gpus_metered";
   if (data.has_drain) out += ",max_output_tokens,requests";
+  if (data.has_max_model_len) out += ",max_model_len";
   out += "\n";
   auto opt = [](const auto& v) { return v ? format_number(v->value()) : std::string(); };
   for (const Sample& s : data.samples) {
@@ -145,6 +150,8 @@ std::string dataset_to_csv(const Dataset& data) {
           fmt::format(",{},{}", opt(s.run), s.gpus_metered ? format_number(*s.gpus_metered) : "");
     if (data.has_drain)
       out += fmt::format(",{},{}", format_number(*s.max_output_tokens), format_number(*s.requests));
+    if (data.has_max_model_len)
+      out += "," + (s.max_model_len ? format_number(*s.max_model_len) : std::string());
     out += "\n";
   }
   return out;

@@ -50,7 +50,10 @@ std::optional<MemoryFit> memory_fit(const Sample& s) {
   fit.weights_gib = kWeightBytes * m.parameters / (s.tp * s.pp) / workload::kBytesPerGib;
   fit.usable_gib = kUsableMemoryFraction * g.memory_capacity_gib;
   fit.kv_bytes_per_token = m.kv_bytes_per_token / s.pp * (kv_heads_per_gpu / m.kv_heads);
-  if (m.max_context > 0) fit.max_context = m.max_context;
+  if (s.max_model_len)
+    fit.max_context = *s.max_model_len;
+  else if (m.max_context > 0)
+    fit.max_context = m.max_context;
   fit.prompt_counted = s.input_tokens.has_value();
   fit.sequence_tokens = s.input_tokens.value_or(0.0) + s.output_tokens / 2.0;
   fit.batch = s.batch;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "kareus/core/error.hpp"
@@ -91,6 +92,31 @@ TEST(EnergyLensDataset, ReadsAndWritesTheDrainColumns) {
   const std::string steady = dataset_to_csv(parse_dataset(kHeader + "s,1,1,8,100,5\n", "s.csv"));
   EXPECT_EQ(steady.find("requests"), std::string::npos);
   EXPECT_FALSE(parse_dataset(kHeader + "s,1,1,8,100,5\n", "s.csv").has_drain);
+}
+
+// The server's context: kept per row (a blank cell leaves the config's), written back only by a
+// file that has it, and a positive integer.
+TEST(EnergyLensDataset, ReadsAndWritesTheServersContext) {
+  const std::string header = "scenario,tp,pp,batch,output_tokens,energy_j,max_model_len\n";
+  const Dataset d = parse_dataset(header + "s,1,1,8,100,5,8192\ns,2,1,8,100,5,\n", "ctx.csv");
+  EXPECT_TRUE(d.has_max_model_len);
+  EXPECT_EQ(d.samples[0].max_model_len, 8192.0);
+  EXPECT_FALSE(d.samples[1].max_model_len.has_value());
+  const Dataset back = parse_dataset(dataset_to_csv(d), "back.csv");
+  EXPECT_EQ(back.samples[0].max_model_len, 8192.0);
+  EXPECT_FALSE(back.samples[1].max_model_len.has_value());
+  EXPECT_EQ(
+      dataset_to_csv(parse_dataset(kHeader + "s,1,1,8,100,5\n", "s.csv")).find("max_model_len"),
+      std::string::npos);
+  for (const auto& [bad, allowed] :
+       std::map<std::string, std::string>{{"0", "positive integer"},
+                                          {"-1", "positive integer"},
+                                          {"4096.5", "an integer"},
+                                          {"long", "a finite number"}}) {
+    const std::string e = error_of(header + "s,1,1,8,100,5," + bad + "\n");
+    EXPECT_NE(e.find("bad.csv:2: column 'max_model_len' = " + bad), std::string::npos) << e;
+    EXPECT_NE(e.find(allowed), std::string::npos) << e;
+  }
 }
 
 // Each bad drain value is one error naming the line, the column and what is allowed.

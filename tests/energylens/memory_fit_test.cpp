@@ -140,6 +140,14 @@ TEST(EnergyLensMemoryFit, KvCacheBelowTheMaximumContextDoesNotFit) {
   EXPECT_FALSE(fit->max_context.has_value());
   EXPECT_DOUBLE_EQ(fit->kv_tokens(), 41241.0);
   EXPECT_TRUE(fit->fits());
+  // The server's own context replaces the config's, either way: 32,768 tokens fit in 41,241,
+  // 65,536 do not, with or without a config maximum.
+  s.max_model_len = 65536;
+  EXPECT_EQ(memory_fit(s)->limit(), MemoryLimit::kKvCache);
+  s.model = llama70b_with_context();
+  s.max_model_len = 32768;
+  EXPECT_DOUBLE_EQ(*memory_fit(s)->max_context, 32768.0);
+  EXPECT_TRUE(memory_fit(s)->fits());
 }
 
 EnergyModel energy_grows_with_tp() {  // E = 100 * out / batch + 10 * tp, as select_test.cpp

@@ -1,7 +1,7 @@
 // The canonical EnergyLens CSV: one row per measured (or candidate) serving configuration.
 // Required columns: scenario,tp,pp,batch,output_tokens,energy_j. Optional: dp,input_tokens,model,
-// gpu,workload,time_s,power_w,run_s,gpus_metered,max_output_tokens,requests. Energy, time and
-// tokens refer to one request (docs/energylens.md).
+// gpu,workload,time_s,power_w,run_s,gpus_metered,max_output_tokens,requests,max_model_len. Energy,
+// time and tokens refer to one request (docs/energylens.md).
 #pragma once
 
 #include <array>
@@ -44,6 +44,9 @@ struct Sample {
   // takes (closed_form.hpp).
   std::optional<double> max_output_tokens;
   std::optional<double> requests;
+  // The context the server is started with (vLLM's --max-model-len): the memory check
+  // (memory_fit.hpp) needs room for one sequence of it, in place of the model config's maximum.
+  std::optional<double> max_model_len;
   std::size_t line = 0;  // line in the source file, for messages
   // The model's and GPU's descriptors in ScaleTerm order (parameters / 1e9, active parameters /
   // 1e9, KV MB per token, W per GB/s of HBM), zero unless attach_descriptors() filled them.
@@ -56,10 +59,11 @@ struct Dataset {
   // Either every row reports input tokens or none does (mixing would change the prefill term's
   // meaning from row to row).
   bool has_input_tokens = false;
-  bool has_workload = false;  // the CSV has a workload column (then every row names one)
-  bool has_time = false;      // every row has time_s
-  bool has_run = false;       // some row has run_s or gpus_metered (written as columns)
-  bool has_drain = false;     // every row has max_output_tokens and requests
+  bool has_workload = false;       // the CSV has a workload column (then every row names one)
+  bool has_time = false;           // every row has time_s
+  bool has_run = false;            // some row has run_s or gpus_metered (written as columns)
+  bool has_drain = false;          // every row has max_output_tokens and requests
+  bool has_max_model_len = false;  // some row has max_model_len (written as a column)
 
   double energy_j(std::size_t i) const { return samples[i].energy->value(); }
 };

@@ -36,8 +36,9 @@ struct MemoryFit {
   // max(1, KV heads / TP) KV heads per GPU (vLLM splits them over TP and replicates them when TP
   // exceeds them, ModelConfig.get_num_kv_heads).
   double kv_bytes_per_token = 0.0;
-  // The config's max_position_embeddings (vLLM's default max_model_len); absent when the config
-  // has none, and then the KV cache is not checked against it.
+  // The row's max_model_len, else the config's max_position_embeddings (vLLM's default
+  // --max-model-len); absent when neither gives one, and then the KV cache is not checked
+  // against it.
   std::optional<double> max_context;
   // The tokens a request in flight holds in the KV cache on average: its prompt (input_tokens,
   // when the row gives them) and half its output. A saturated server runs requests at staggered
