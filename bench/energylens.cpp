@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "energylens_design.hpp"
 #include "energylens_misses.hpp"
 #include "energylens_shapes.hpp"
 #include "kareus/core/paths.hpp"
@@ -244,10 +245,15 @@ std::string pct100(const el::Stat& s) {
 
 // With --intervals, only the calibration table (the rest takes several minutes more); with
 // --misses, only where the random split's separated pairs are ordered wrong
-// (energylens_misses.hpp); with --shapes, only the fitted shape parameters (energylens_shapes.hpp).
+// (energylens_misses.hpp); with --shapes, only the fitted shape parameters (energylens_shapes.hpp);
+// with --design [group precision], only random against designed training rows
+// (energylens_design.hpp).
 int main(int argc, char** argv) {
   const std::string only = argc > 1 ? argv[1] : "";
   const bool intervals_only = only == "--intervals";
+  // --design's optional second argument: the design's prior precision on the group multipliers.
+  const double group_precision =
+      only == "--design" && argc > 2 ? std::stod(argv[2]) : el::kDesignRidge;
   const auto dir = kareus::data_dir() / "energylens";
   const std::vector<Source> sources = {
       {"ML.ENERGY leaderboard v2 (A100/H100, vLLM, batch x TP x PP)", el::ImportFormat::kMlenergyV2,
@@ -281,6 +287,14 @@ int main(int argc, char** argv) {
     if (only == "--shapes") {
       std::printf("### %s: shape parameters (random split)\n\n%s\n", s.name.c_str(),
                   shapes::table(imported.data, o).c_str());
+      continue;
+    }
+    if (only == "--design") {
+      std::printf(
+          "### %s: 50 training rows chosen at random or by the design from a %g %% pool, "
+          "tested on the rest (10 seeds per seed set)\n\n%s\n",
+          s.name.c_str(), 100 * design::kPoolShare,
+          design::table(imported.data, o, group_precision).c_str());
       continue;
     }
     if (only == "--misses") {
@@ -333,7 +347,7 @@ int main(int argc, char** argv) {
         interval_coverage(imported.data, o.fit, o.seeds, 0), kReplicates,
         interval_coverage(imported.data, o.fit, o.seeds, kReplicates));
   }
-  if (only == "--misses" || only == "--shapes") return 0;
+  if (only == "--misses" || only == "--shapes" || only == "--design") return 0;
   const std::string intervals =
       fmt::format("## Interval calibration (bag of {}, 50 training rows, 10 seeds)\n\n{}\n",
                   el::kDefaultBags, calibration.render_markdown());

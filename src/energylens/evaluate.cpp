@@ -137,11 +137,28 @@ Scores summarise(const std::vector<std::map<std::string, RunScore>>& runs) {
 Scores random_split_scores(const Dataset& data, std::size_t n, const EvaluateOptions& options,
                            Progress& progress, std::size_t& done) {
   std::vector<std::map<std::string, RunScore>> runs;
-  for (const RandomSplit& s : random_splits(data.samples.size(), n, options)) {
+  for (const RandomSplit& s : evaluation_splits(data, n, options)) {
     runs.push_back(run_split(data, s.train, s.test, options.fit, s.seed));
     progress.update(++done);
   }
   return summarise(runs);
+}
+
+// `count` of `pool`'s rows: drawn at random with `seed`, or by the design (which reads no energy).
+std::vector<std::size_t> choose_training(const Dataset& data, const std::vector<std::size_t>& pool,
+                                         std::size_t count, const EvaluateOptions& options,
+                                         std::uint64_t seed) {
+  std::vector<std::size_t> train;
+  if (options.design == Design::kRandom) {
+    Rng split(seed);
+    for (std::size_t k : split.sample_without_replacement(pool.size(), count))
+      train.push_back(pool[k]);
+    return train;
+  }
+  for (const DesignPick& d : design_measurements(pick(data, pool), count, options.fit, {},
+                                                 options.design_group_precision))
+    train.push_back(pool[d.row]);
+  return train;
 }
 
 // "parallelism" holds out one TP x PP x DP configuration: a deployment shape never measured.
@@ -172,11 +189,8 @@ LeaveOneOut leave_one_out(const Dataset& data, const std::string& column,
       for (std::size_t i : all)
         (column_of(data.samples[i], column) == held ? test : others).push_back(i);
       const std::uint64_t fold_seed = rng.fork_seed();
-      Rng split(fold_seed);
-      std::vector<std::size_t> train;
-      for (std::size_t k : split.sample_without_replacement(
-               others.size(), std::min(options.train_size, others.size())))
-        train.push_back(others[k]);
+      std::vector<std::size_t> train = choose_training(
+          data, others, std::min(options.train_size, others.size()), options, fold_seed);
       predict_split(data, train, test, options.fit, fold_seed, predictions);
     }
     runs.push_back(score_rows(data, predictions, all));
@@ -211,6 +225,26 @@ std::optional<Extrapolation> extrapolate(const Dataset& data, const EvaluateOpti
     best = std::move(e);
   }
   return best;
+}
+
+// The rows a training set can be drawn from: the pool, or all but two test rows without one;
+// refuses a pool share outside (0, 1), a pool or test set under two rows, and a design without
+// a pool (its test rows would be the ones it did not choose).
+std::size_t pool_rows(std::size_t n, const EvaluateOptions& options) {
+  if (options.pool_share == 0.0) {
+    if (options.design != Design::kRandom)
+      throw Error::invalid("", "--design", design_name(options.design),
+                           "needs a pool to choose from (--pool between 0 and 1)");
+    return n >= 2 ? n - 2 : 0;
+  }
+  const auto pool =
+      static_cast<std::size_t>(std::lround(options.pool_share * static_cast<double>(n)));
+  if (!(options.pool_share > 0.0 && options.pool_share < 1.0) || pool < 2 || pool + 2 > n)
+    throw Error::invalid("", "--pool", format_number(options.pool_share),
+                         fmt::format("must leave at least 2 rows in the pool and 2 in the test set "
+                                     "of the {} rows (a share between 0 and 1)",
+                                     n));
+  return pool;
 }
 
 std::string cell(const std::optional<Stat>& s, double factor) {
@@ -250,9 +284,12 @@ std::string scores_table(const Scores& scores) {
 
 EvaluationReport evaluate(const Dataset& data, const EvaluateOptions& options) {
   const std::size_t n = data.samples.size();
-  if (options.train_size < 2 || options.train_size + 2 > n)
-    throw Error::invalid(data.source, "--train-size", std::to_string(options.train_size),
-                         fmt::format("must be between 2 and {} (rows - 2)", n >= 4 ? n - 2 : 2));
+  const std::size_t trainable = pool_rows(n, options);
+  if (options.train_size < 2 || options.train_size > trainable)
+    throw Error::invalid(
+        data.source, "--train-size", std::to_string(options.train_size),
+        fmt::format("must be between 2 and {} ({})", std::max<std::size_t>(trainable, 2),
+                    options.pool_share > 0.0 ? "the pool's rows" : "rows - 2"));
   if (options.seeds < 1)
     throw Error::invalid("", "--seeds", std::to_string(options.seeds), "must be >= 1");
   // Every row's descriptors before any fit, so that a row the catalogues cannot describe stops
@@ -266,10 +303,12 @@ EvaluationReport evaluate(const Dataset& data, const EvaluateOptions& options) {
   report.scenarios = scenario_groups(data.samples, all).size();
   report.train_size = options.train_size;
   report.seeds = options.seeds;
+  report.pool_share = options.pool_share;
+  report.design = options.design;
 
   std::vector<std::size_t> sizes;
   for (std::size_t s : options.curve_sizes)
-    if (s >= 2 && s + 2 <= n) sizes.push_back(s);
+    if (s >= 2 && s <= trainable) sizes.push_back(s);
   std::vector<std::string> columns;
   for (const char* column : {"model", "gpu", "parallelism"})
     if (!named_values(data, column).empty()) columns.push_back(column);
@@ -313,6 +352,8 @@ Json EvaluationReport::to_json() const {
       {"scenarios", scenarios},
       {"train_size", train_size},
       {"seeds", seeds},
+      {"pool_share", pool_share},
+      {"design", design_name(design)},
       {"units",
        {{"mape", "percent"}, {"top1", "percent"}, {"regret", "percent"}, {"pairwise", "percent"}}},
       {"models", scores_json(scores)},
@@ -322,10 +363,15 @@ Json EvaluationReport::to_json() const {
 }
 
 std::string EvaluationReport::to_markdown() const {
-  std::string out = fmt::format(
-      "{}: {} rows, {} scenarios; train on {} random rows, test on the rest, {} seeds "
-      "(mean ± std over seeds)\n\n{}",
-      source, rows, scenarios, train_size, seeds, scores_table(scores));
+  const std::string protocol =
+      pool_share > 0.0
+          ? fmt::format("split {:g} % pool / {:g} % test, train on {} pool rows chosen {}",
+                        100 * pool_share, 100 * (1 - pool_share), train_size,
+                        design == Design::kRandom ? "at random" : "by the d-optimal design")
+          : fmt::format("train on {} random rows, test on the rest", train_size);
+  std::string out =
+      fmt::format("{}: {} rows, {} scenarios; {}, {} seeds (mean ± std over seeds)\n\n{}", source,
+                  rows, scenarios, protocol, seeds, scores_table(scores));
   if (!curve.empty()) {
     std::vector<std::string> header = {"train rows"};
     for (const auto& [name, m] : curve.front().second)
@@ -352,14 +398,20 @@ std::string EvaluationReport::to_markdown() const {
     out += "\nExtrapolation: no batch range with 3-10x larger held-out batches.\n";
   for (const LeaveOneOut& l : leave_one_out)
     out += fmt::format(
-        "\nLeave one {0} out ({1} folds; train on {2} random rows of the other {0}s, score "
-        "every row by the fold that held it out):\n\n{3}",
-        l.column, l.folds, train_size, scores_table(l.scores));
+        "\nLeave one {0} out ({1} folds; train on {2} {3} rows of the other {0}s, score "
+        "every row by the fold that held it out):\n\n{4}",
+        l.column, l.folds, train_size, design == Design::kRandom ? "random" : "designed",
+        scores_table(l.scores));
   return out;
 }
 
-std::vector<RandomSplit> random_splits(std::size_t rows, std::size_t train_size,
-                                       const EvaluateOptions& options) {
+namespace {
+
+// One split per seed: the rows in the seed's random order, the first `kept` of them handed to
+// `choose` for the training rows, the rest the test rows (sorted).
+template <class Choose>
+std::vector<RandomSplit> seeded_splits(std::size_t rows, std::size_t kept,
+                                       const EvaluateOptions& options, Choose choose) {
   Rng rng(options.seed);
   std::vector<RandomSplit> splits;
   for (int s = 0; s < options.seeds; ++s) {
@@ -367,11 +419,36 @@ std::vector<RandomSplit> random_splits(std::size_t rows, std::size_t train_size,
     split.seed = rng.fork_seed();
     Rng draw(split.seed);
     const std::vector<std::size_t> order = draw.sample_without_replacement(rows, rows);
-    split.train.assign(order.begin(), order.begin() + static_cast<long>(train_size));
-    split.test.assign(order.begin() + static_cast<long>(train_size), order.end());
+    split.train =
+        choose(std::vector<std::size_t>(order.begin(), order.begin() + static_cast<long>(kept)));
+    split.test.assign(order.begin() + static_cast<long>(kept), order.end());
     std::sort(split.test.begin(), split.test.end());
   }
   return splits;
+}
+
+}  // namespace
+
+std::vector<RandomSplit> random_splits(std::size_t rows, std::size_t train_size,
+                                       const EvaluateOptions& options) {
+  return seeded_splits(rows, train_size, options,
+                       [](std::vector<std::size_t> train) { return train; });
+}
+
+std::vector<RandomSplit> evaluation_splits(const Dataset& data, std::size_t train_size,
+                                           const EvaluateOptions& options) {
+  const std::size_t rows = data.samples.size();
+  const std::size_t pool_size = pool_rows(rows, options);
+  if (options.pool_share == 0.0) return random_splits(rows, train_size, options);
+  return seeded_splits(rows, pool_size, options, [&](const std::vector<std::size_t>& pool) {
+    if (options.design == Design::kRandom)
+      return std::vector<std::size_t>(pool.begin(), pool.begin() + static_cast<long>(train_size));
+    std::vector<std::size_t> train;
+    for (const DesignPick& d : design_measurements(pick(data, pool), train_size, options.fit, {},
+                                                   options.design_group_precision))
+      train.push_back(pool[d.row]);
+    return train;
+  });
 }
 
 }  // namespace kareus::energylens

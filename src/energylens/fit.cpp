@@ -26,6 +26,13 @@ constexpr double kPromptFixedStart = 1.0;
 // documents, inside the bounds.
 constexpr double kPromptRandomStartMax = 4096.0;
 
+// Whether a fit with these terms moves the linear parameter `k` (else it stays 0).
+bool linear_fitted(std::size_t k, bool parallel_terms, bool kv_term, bool step_term) {
+  const bool parallel =
+      std::find(kParallelParams.begin(), kParallelParams.end(), k) != kParallelParams.end();
+  return (parallel_terms || !parallel) && (kv_term || k != c_kv) && (step_term || k != c_step);
+}
+
 // Rows reduced to what the loss needs.
 struct Problem {
   std::vector<Features> x;
@@ -57,13 +64,9 @@ struct Problem {
           bool step_term = true, bool run_start_term = true, bool batch_saturation = false,
           bool workload_prompt = false)
       : groups(rows, by), scale_by(by), loss(l), saturation(batch_saturation) {
-    for (std::size_t k = 0; k < kParams; ++k) {
-      const bool parallel =
-          std::find(kParallelParams.begin(), kParallelParams.end(), k) != kParallelParams.end();
-      if (parameter_info()[k].linear && (parallel_terms || !parallel) && (kv_term || k != c_kv) &&
-          (step_term || k != c_step))
+    for (std::size_t k = 0; k < kParams; ++k)
+      if (parameter_info()[k].linear && linear_fitted(k, parallel_terms, kv_term, step_term))
         linear.push_back(k);
-    }
     DescriptorCache cache;
     for (const Sample& s : rows) {
       if (!s.energy) throw Error(fmt::format("line {}: energy_j is required for fitting", s.line));
@@ -371,15 +374,6 @@ void fit_scale_term(EnergyModel& model, const Problem& problem, std::vector<Grou
   }
 }
 
-// Where the fit starts tau_r (s): the order of a GPU's rise to its loaded power.
-constexpr double kRunStartTauStart = 1.0;
-
-// Where the random starts put k_sat when it is fitted: a saturation at a batch of 200, within
-// the batches both shipped datasets sweep (1 to 3,072), and off the bound 0, where the loss's
-// gradient in it is one-sided. The fixed start keeps k_sat = 0, the form without it, so that a
-// fit with the saturation starts where one without it would.
-constexpr double kSaturationStart = 1.0 / 200.0;
-
 // A start's remaining parameters: tau_r where it is fitted, k_sat = `saturation` where it is,
 // the linear ones by least squares.
 Params start_from(const Problem& problem, Params p, double saturation = kSaturationStart) {
@@ -512,6 +506,19 @@ std::vector<double> random_prompts(Rng& rng, std::size_t count) {
 }
 
 }  // namespace
+
+std::vector<std::size_t> free_parameters(const FitOptions& options, bool runs) {
+  std::vector<std::size_t> out;
+  for (std::size_t k = 0; k < kParams; ++k) {
+    const bool moved = (runs && options.run_start_term) || k != tau_r;
+    if (!moved || (!options.batch_saturation && k == k_sat)) continue;
+    if (parameter_info()[k].linear &&
+        !linear_fitted(k, options.parallel_terms, options.kv_term, options.step_term))
+      continue;
+    out.push_back(k);
+  }
+  return out;
+}
 
 Loss parse_loss(std::string_view text) {
   if (text == "relative") return Loss::kRelative;

@@ -10,6 +10,7 @@
 
 #include "kareus/core/json.hpp"
 #include "kareus/energylens/dataset.hpp"
+#include "kareus/energylens/design.hpp"
 #include "kareus/energylens/fit.hpp"
 
 namespace kareus::energylens {
@@ -21,6 +22,15 @@ struct EvaluateOptions {
   FitOptions fit;
   std::vector<std::size_t> curve_sizes = {10, 20, 50, 100, 200};
   bool progress = true;
+  // > 0: the pool protocol. Each seed splits the rows at random into a pool of this share, which
+  // a user could measure, and a test set of the rest; the training rows are chosen from the pool
+  // by `design`, so that both designs are scored on the same test rows. 0: train on random rows,
+  // test on all the others (the design must then be random). Leave-one-out folds choose from the
+  // rows of the other models or GPUs; the extrapolation keeps its batch split.
+  double pool_share = 0.0;
+  Design design = Design::kRandom;
+  // design_measurements' group_precision (the benchmark's sensitivity to it).
+  double design_group_precision = kDesignRidge;
 };
 
 // Mean and sample standard deviation over seeds; seeds where the metric is undefined (no
@@ -66,6 +76,8 @@ struct EvaluationReport {
   std::size_t scenarios = 0;
   std::size_t train_size = 0;
   int seeds = 0;
+  double pool_share = 0.0;  // EvaluateOptions::pool_share
+  Design design = Design::kRandom;
   Scores scores;
   std::vector<std::pair<std::size_t, Scores>> curve;
   std::optional<Extrapolation> extrapolation;  // absent when no batch range fits
@@ -82,8 +94,14 @@ struct RandomSplit {
   std::vector<std::size_t> train, test;
   std::uint64_t seed = 0;
 };
-// The `options.seeds` splits evaluate() scores, `train_size` training rows each from `rows`.
+// The `options.seeds` splits evaluate() scores without a pool, `train_size` training rows each
+// from `rows`.
 std::vector<RandomSplit> random_splits(std::size_t rows, std::size_t train_size,
                                        const EvaluateOptions& options);
+// The splits evaluate() scores: random_splits without a pool; with one, each seed's pool and test
+// rows drawn as random_splits draws its order, the training rows the pool's first `train_size`
+// in that order (random) or design_measurements on the pool (d-optimal), which reads no energy.
+std::vector<RandomSplit> evaluation_splits(const Dataset& data, std::size_t train_size,
+                                           const EvaluateOptions& options);
 
 }  // namespace kareus::energylens

@@ -105,6 +105,21 @@ struct FitOptions {
   bool workload_prompt = false;
 };
 
+// Where the fit starts tau_r (s): the order of a GPU's rise to its loaded power.
+inline constexpr double kRunStartTauStart = 1.0;
+
+// Where the random starts put k_sat when it is fitted: a saturation at a batch of 200, within
+// the batches both shipped datasets sweep (1 to 3,072), and off the bound 0, where the loss's
+// gradient in it is one-sided. The fixed start keeps k_sat = 0, the form without it, so that a
+// fit with the saturation starts where one without it would.
+inline constexpr double kSaturationStart = 1.0 / 200.0;
+
+// The closed form's parameters a fit with `options` moves, in Param order: the shape parameters,
+// the linear ones its terms keep (the others stay 0), tau_r where some row was metered from its
+// run's start (`runs`) and the run-start term is on, k_sat with the batch saturation. The fit's
+// own list; the experimental design (design.hpp) differentiates the prediction in these.
+std::vector<std::size_t> free_parameters(const FitOptions& options, bool runs);
+
 // A fitted prompt's bounds (tokens): a request has at least one prompt token, and 32,768 is a
 // 32k-token context, beyond which a fitted prompt only says the rows do not identify it.
 inline constexpr double kMinPromptTokens = 1.0;

@@ -346,6 +346,17 @@ case("energylens_import_bad_energy", "energylens import --format tokenpowerbench
      "{data}/energylens/tokenpowerbench_bad_energy.csv {dir}/o.csv", "tokenpowerbench_bad_energy")
 case("energylens_evaluate_seeds", "energylens evaluate --data {dir}/d.csv --seeds {v}", "{v}",
      files=DATA, values=["1.5", "abc"])
+case("energylens_design_budget", "energylens design --candidates {dir}/d.csv --descriptors off "
+     "--budget {v}", ["--budget", "{v}"], files=DATA, values=["0", "-2", "10", "x"])
+case("energylens_design_missing", "energylens design --candidates {dir}/none.csv --budget 2",
+     "none.csv")
+case("energylens_design_unknown_model", "energylens design --candidates {dir}/d.csv --budget 1",
+     ["d.csv", "nosuch"],
+     files={"d.csv": EL_CSV.rstrip("\n") + ",model,gpu\ns,1,1,8,100,3,nosuch,a100-sxm4-40gb\n"})
+case("energylens_evaluate_design", "energylens evaluate --data {dir}/d.csv --design {v}",
+     ["--design", "{v}"], files=DATA, values=["optimal", "D-optimal"])
+case("energylens_evaluate_pool", "energylens evaluate --data {dir}/d.csv --design d-optimal "
+     "--descriptors off --pool {v}", ["--pool", "{v}"], files=DATA, values=["0", "1", "1.5"])
 case("energylens_discover_population", "energylens discover --data {dir}/d.csv "
      "--population {v}", "{v}", files=DATA, values=["-5", "x"])
 case("energylens_discover_parsimony", "energylens discover --data {dir}/d.csv --parsimony {v}",
