@@ -626,7 +626,9 @@ constexpr auto kDesignQuietFor = std::chrono::seconds(1);
 
 void add_design(CLI::App& parent) {
   auto* cmd = parent.add_subcommand(
-      "design", "Choose which candidate configurations to measure (D-optimal; reads no energy)");
+      "design",
+      "Choose which configurations to measure (D-optimal, reads no energy): helps predict "
+      "unmeasured GPUs and models, not ranking");
   auto data = std::make_shared<std::string>();
   auto budget = std::make_shared<long long>(0);
   auto json = std::make_shared<bool>(false);
