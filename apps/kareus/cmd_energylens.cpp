@@ -637,6 +637,8 @@ void add_design(CLI::App& parent) {
       ->required();
   cmd->add_option("--budget", *budget, "how many configurations to measure")->required();
   cmd->add_flag("--json", *json, "print one JSON document");
+  auto quiet = std::make_shared<bool>(false);
+  cmd->add_flag("--quiet", *quiet, "no progress on stderr");
   fit->add_terms(cmd);
   fit->add_saturation(cmd);
   cmd->callback([=] {
@@ -652,7 +654,7 @@ void add_design(CLI::App& parent) {
     const auto n = static_cast<std::size_t>(*budget);
     const std::vector<el::DesignPick> picks =
         el::design_measurements(d.samples, n, o, [&](std::size_t done) {
-          if (!progress && std::chrono::steady_clock::now() - start > kDesignQuietFor)
+          if (!progress && !*quiet && std::chrono::steady_clock::now() - start > kDesignQuietFor)
             progress.emplace("energylens design", n);
           if (progress) progress->update(done);
         });

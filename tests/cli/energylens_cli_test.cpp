@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -200,6 +201,29 @@ TEST(EnergyLensCli, KvCacheIsCheckedAgainstTheMaximumContextAndTheBatch) {
 
 // fit bags by default; predict --bagging off gives the bag's fit to all rows, which is the model
 // --bags 1 fits with the same seed.
+// design picks the budget's number of distinct candidates, in its JSON and in its table, and
+// --quiet keeps stderr empty.
+TEST(EnergyLensCli, DesignListsTheBudgetOfDistinctCandidates) {
+  const fs::path csv = write_csv("kareus_el_cli_design.csv", "Llama-3.1-8B", "h100-sxm");
+  const auto json = testing::run_cli(
+      kBinary, "energylens design --quiet --json --budget 4 --candidates " + csv.string());
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_TRUE(json.err.empty()) << json.err;
+  const Json d = Json::parse(json.out);
+  EXPECT_EQ(d["candidates"], 10);
+  ASSERT_EQ(d["picks"].size(), 4u);
+  std::set<int> lines;
+  for (const Json& p : d["picks"]) {
+    lines.insert(p["line"].get<int>());
+    EXPECT_GT(p["gain"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(lines.size(), 4u);
+  const auto text =
+      testing::run_cli(kBinary, "energylens design --budget 4 --candidates " + csv.string());
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("Measure these 4 of 10 candidates"), std::string::npos) << text.out;
+}
+
 TEST(EnergyLensCli, BaggingIsTheDefaultAndCanBeSetAside) {
   const fs::path csv = write_csv("kareus_el_cli_bags.csv", "Llama-3.1-8B", "NVIDIA H100 NVL");
   const fs::path bagged = fs::temp_directory_path() / "kareus_el_cli_bagged.json";
