@@ -407,10 +407,9 @@ struct CandidateMessages {
   std::vector<std::string> notes;
   std::string warning;
 
-  CandidateMessages(const el::EnergyModel& m, const el::Dataset& d,
-                    const std::vector<std::size_t>& rows)
-      : notes(candidate_notes(m, d)), warning(batch_limit_warning(d, rows)) {
-    for (auto& n : memory_notes(d, rows)) notes.push_back(std::move(n));
+  CandidateMessages(const el::EnergyModel& m, const el::Dataset& d, const MemoryChecks& checks)
+      : notes(candidate_notes(m, d)), warning(batch_limit_warning(d, checks)) {
+    for (auto& n : memory_notes(d, checks)) notes.push_back(std::move(n));
   }
   Json json() const {
     Json out = notes;
@@ -448,15 +447,16 @@ void add_predict(CLI::App& parent) {
     const el::EnergyModel m = bagging->load(*model);
     const el::Dataset d = read_candidates(m, *data);
     Json rows = Json::array();
-    const std::vector<std::size_t> all = every_row(d);
-    const MemoryColumns columns = memory_columns(d, all);
+    const MemoryChecks checks = check_memory(d, every_row(d));
+    const MemoryColumns columns = memory_columns(d, checks);
     TextTable t(with_memory_header(
         {"line", "scenario", "config", "predicted J", interval_header(), "measured J"}, columns));
     std::vector<double> measured, predicted;
-    for (const auto& s : d.samples) {
+    for (std::size_t i = 0; i < d.samples.size(); ++i) {
+      const el::Sample& s = d.samples[i];
       const double p = m.predict(s).value();
       const el::Interval iv = m.interval(s);
-      const std::optional<el::MemoryFit> fit = el::memory_fit(s);
+      const std::optional<el::MemoryFit>& fit = checks.fits[i];
       rows.push_back({{"line", s.line},
                       {"scenario", s.scenario},
                       {"predicted_energy_j", p},
@@ -475,7 +475,7 @@ void add_predict(CLI::App& parent) {
     }
     const bool scored = measured.size() == d.samples.size();
     const double mape = scored ? el::mape_percent(measured, predicted) : 0.0;
-    const CandidateMessages messages(m, d, all);
+    const CandidateMessages messages(m, d, checks);
     if (*json) {
       emit(Json{{"rows", rows},
                 {"interval_coverage", el::kIntervalCoverage},
@@ -535,11 +535,16 @@ void add_select(CLI::App& parent) {
       if (selections.empty())
         throw Error::invalid(*data, "--scenario", *scenario, "no candidate has this scenario");
     }
-    std::vector<std::size_t> shown;
+    std::vector<const el::Ranked*> shown;
     for (const auto& sel : selections)
-      for (const auto& r : sel.ranking) shown.push_back(r.row);
-    std::sort(shown.begin(), shown.end());
-    const MemoryColumns columns = memory_columns(d, shown);
+      for (const auto& r : sel.ranking) shown.push_back(&r);
+    std::sort(shown.begin(), shown.end(), [](auto a, auto b) { return a->row < b->row; });
+    MemoryChecks checks;  // select checked every candidate's memory as it ranked them
+    for (const el::Ranked* r : shown) {
+      checks.rows.push_back(r->row);
+      checks.fits.push_back(r->memory);
+    }
+    const MemoryColumns columns = memory_columns(d, checks);
     Json out = Json::array();
     std::string text;
     for (const auto& sel : selections) {
@@ -606,7 +611,7 @@ void add_select(CLI::App& parent) {
         text += "latency-optimal: unknown (candidates have no time_s)\n";
       text += "\n";
     }
-    const CandidateMessages messages(m, d, shown);
+    const CandidateMessages messages(m, d, checks);
     if (*json) {
       emit(Json{{"scenarios", out}, {"notes", messages.json()}}.dump(2) + "\n");
       return;

@@ -46,23 +46,22 @@ std::string verdict_text(const std::optional<el::MemoryFit>& fit) {
   return "";
 }
 
-// The rows' checks, in order; rows the catalogues cannot tell are left out.
-std::vector<std::pair<std::size_t, el::MemoryFit>> checked(const el::Dataset& d,
-                                                           const std::vector<std::size_t>& rows) {
-  std::vector<std::pair<std::size_t, el::MemoryFit>> out;
-  for (std::size_t r : rows)
-    if (auto fit = el::memory_fit(d.samples[r])) out.emplace_back(r, *fit);
-  return out;
-}
-
 }  // namespace
 
-MemoryColumns memory_columns(const el::Dataset& d, const std::vector<std::size_t>& rows) {
+MemoryChecks check_memory(const el::Dataset& d, std::vector<std::size_t> rows) {
+  MemoryChecks checks;
+  for (std::size_t r : rows) checks.fits.push_back(el::memory_fit(d.samples[r]));
+  checks.rows = std::move(rows);
+  return checks;
+}
+
+MemoryColumns memory_columns(const el::Dataset& d, const MemoryChecks& checks) {
   MemoryColumns c;
   c.prompt_counted = d.has_input_tokens;
-  for (const auto& [row, fit] : checked(d, rows)) {
+  for (const auto& fit : checks.fits) {
+    if (!fit) continue;
     c.concurrency = true;
-    c.verdict = c.verdict || !fit.fits();
+    c.verdict = c.verdict || !fit->fits();
   }
   return c;
 }
@@ -101,13 +100,14 @@ Json memory_json(const std::optional<el::MemoryFit>& fit) {
               {"batch_limited_by_kv", fit->batch_limited_by_kv()}};
 }
 
-std::vector<std::string> memory_notes(const el::Dataset& d, const std::vector<std::size_t>& rows) {
-  const auto fits = checked(d, rows);
-  if (fits.empty()) return {};
+std::vector<std::string> memory_notes(const el::Dataset& d, const MemoryChecks& checks) {
+  if (std::none_of(checks.fits.begin(), checks.fits.end(), [](const auto& f) { return f; }))
+    return {};
   std::vector<std::string> notes;
   std::set<std::string> unbounded;
-  for (const auto& [row, fit] : fits)
-    if (!fit.max_context) unbounded.insert(d.samples[row].model);
+  for (std::size_t i = 0; i < checks.rows.size(); ++i)
+    if (checks.fits[i] && !checks.fits[i]->max_context)
+      unbounded.insert(d.samples[checks.rows[i]].model);
   if (!unbounded.empty())
     notes.push_back(fmt::format(
         "{}: the configs of {} give no max_position_embeddings, so their candidates are not "
@@ -123,13 +123,14 @@ std::vector<std::string> memory_notes(const el::Dataset& d, const std::vector<st
   return notes;
 }
 
-std::string batch_limit_warning(const el::Dataset& d, const std::vector<std::size_t>& rows) {
+std::string batch_limit_warning(const el::Dataset& d, const MemoryChecks& checks) {
   std::vector<std::string> limited;
-  for (const auto& [row, fit] : checked(d, rows)) {
-    if (!fit.batch_limited_by_kv()) continue;
-    const el::Sample& s = d.samples[row];
+  for (std::size_t i = 0; i < checks.rows.size(); ++i) {
+    const auto& fit = checks.fits[i];
+    if (!fit || !fit->batch_limited_by_kv()) continue;
+    const el::Sample& s = d.samples[checks.rows[i]];
     limited.push_back(fmt::format("line {} ({} on {}, {}) runs about {:.0f} at once", s.line,
-                                  s.model, s.gpu, config_text(s), fit.kv_concurrency()));
+                                  s.model, s.gpu, config_text(s), fit->kv_concurrency()));
   }
   if (limited.empty()) return "";
   // The first few name the configurations; every one is in the JSON's batch_limited_by_kv.
@@ -139,7 +140,7 @@ std::string batch_limit_warning(const el::Dataset& d, const std::vector<std::siz
       "{}: the KV cache of {} of {} candidates holds fewer requests in flight than their batch, "
       "so vLLM runs fewer at once than configured (their energy is predicted at the configured "
       "batch): {}{}",
-      d.source, limited.size(), rows.size(),
+      d.source, limited.size(), checks.rows.size(),
       fmt::join(limited.begin(), limited.begin() + static_cast<long>(listed), "; "),
       limited.size() > listed ? fmt::format("; and {} more", limited.size() - listed) : "");
 }

@@ -41,9 +41,11 @@ std::vector<Selection> select_configurations(const EnergyModel& model, const Dat
     sel.too_close_to_call =
         std::any_of(sel.ranking.begin() + 1, sel.ranking.end(),
                     [](const Ranked& r) { return r.close_to_best || r.bag_disagrees; });
-    std::vector<std::size_t> fitting;  // in the candidates' order, as the fastest's ties go
-    for (std::size_t r : group)
-      if (!does_not_fit(candidates.samples[r])) fitting.push_back(r);
+    // The ranking's memory checks, back in the candidates' order, as the fastest's ties go.
+    std::vector<std::size_t> fitting;
+    for (const Ranked& r : sel.ranking)
+      if (r.fits()) fitting.push_back(r.row);
+    std::sort(fitting.begin(), fitting.end());
     const bool timed = std::all_of(fitting.begin(), fitting.end(), [&](std::size_t r) {
       return candidates.samples[r].time.has_value();
     });

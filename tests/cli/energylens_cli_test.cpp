@@ -36,12 +36,18 @@ fs::path write_csv(const std::string& name, const std::string& model, const std:
   return path;
 }
 
+// `energylens fit` of `csv` (with `flags`) written to `model`; a fatal failure if it does not exit
+// 0.
+void fit_to(const fs::path& csv, const fs::path& model, const std::string& flags = "") {
+  const auto fit = testing::run_cli(
+      kBinary, "energylens fit" + flags + " --data " + csv.string() + " --out " + model.string());
+  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+}
+
 TEST(EnergyLensCli, PredictAndSelectReportIntervalsAndCloseCalls) {
   const fs::path csv = write_csv("kareus_el_cli_ok.csv", "Llama-3.1-8B", "NVIDIA H100 NVL");
   const fs::path model = fs::temp_directory_path() / "kareus_el_cli_model.json";
-  const auto fit = testing::run_cli(
-      kBinary, "energylens fit --data " + csv.string() + " --out " + model.string());
-  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+  ASSERT_NO_FATAL_FAILURE(fit_to(csv, model));
   const auto predict = testing::run_cli(
       kBinary, "energylens predict --json --fit " + model.string() + " --data " + csv.string());
   ASSERT_EQ(predict.exit_code, 0) << predict.err;
@@ -73,10 +79,7 @@ TEST(EnergyLensCli, PredictAndSelectReportIntervalsAndCloseCalls) {
 TEST(EnergyLensCli, CandidatesThatCannotLoadTheirWeightsAreMarkedAndNeverPicked) {
   const fs::path csv = write_csv("kareus_el_cli_fit.csv", "Llama-3.1-8B", "NVIDIA H100 NVL");
   const fs::path model = fs::temp_directory_path() / "kareus_el_cli_fit_model.json";
-  ASSERT_EQ(testing::run_cli(kBinary, "energylens fit --bags 1 --data " + csv.string() + " --out " +
-                                          model.string())
-                .exit_code,
-            0);
+  ASSERT_NO_FATAL_FAILURE(fit_to(csv, model, " --bags 1"));
   const fs::path candidates = fs::temp_directory_path() / "kareus_el_cli_70b.csv";
   std::ofstream(candidates) << "scenario,tp,pp,batch,output_tokens,time_s,model,gpu\n"
                                "chat,1,1,64,200,1.0,llama3.3-70b,h100-sxm\n"
@@ -124,10 +127,7 @@ TEST(EnergyLensCli, CandidatesThatCannotLoadTheirWeightsAreMarkedAndNeverPicked)
 TEST(EnergyLensCli, KvCacheIsCheckedAgainstTheMaximumContextAndTheBatch) {
   const fs::path csv = write_csv("kareus_el_cli_kv.csv", "Llama-3.1-8B", "NVIDIA H100 NVL");
   const fs::path model = fs::temp_directory_path() / "kareus_el_cli_kv_model.json";
-  ASSERT_EQ(testing::run_cli(kBinary, "energylens fit --bags 1 --data " + csv.string() + " --out " +
-                                          model.string())
-                .exit_code,
-            0);
+  ASSERT_NO_FATAL_FAILURE(fit_to(csv, model, " --bags 1"));
   // Llama-3.3-70B with its Hugging Face config's 131072-token context.
   const fs::path config = fs::temp_directory_path() / "kareus_el_cli_llama70b.json";
   std::ofstream(config) << R"({"hidden_size": 8192, "num_attention_heads": 64,
@@ -229,10 +229,7 @@ TEST(EnergyLensCli, BaggingIsTheDefaultAndCanBeSetAside) {
   const fs::path bagged = fs::temp_directory_path() / "kareus_el_cli_bagged.json";
   const fs::path single = fs::temp_directory_path() / "kareus_el_cli_single.json";
   for (const auto& [out, flags] : {std::pair{bagged, std::string()}, {single, " --bags 1"}})
-    ASSERT_EQ(testing::run_cli(kBinary, "energylens fit --data " + csv.string() + flags +
-                                            " --out " + out.string())
-                  .exit_code,
-              0);
+    ASSERT_NO_FATAL_FAILURE(fit_to(csv, out, flags));
   EXPECT_EQ(Json::parse(std::ifstream(bagged))["bags"].get<int>(), 10);
   auto predict = [&](const fs::path& model, const std::string& flags) {
     const auto r = testing::run_cli(kBinary, "energylens predict --json --fit " + model.string() +
@@ -247,10 +244,7 @@ TEST(EnergyLensCli, BaggingIsTheDefaultAndCanBeSetAside) {
 TEST(EnergyLensCli, RowsTheCataloguesCannotDescribeAreRefused) {
   const fs::path known = write_csv("kareus_el_cli_known.csv", "Llama-3.1-8B", "h100-sxm");
   const fs::path model = fs::temp_directory_path() / "kareus_el_cli_refuse_model.json";
-  ASSERT_EQ(testing::run_cli(kBinary,
-                             "energylens fit --data " + known.string() + " --out " + model.string())
-                .exit_code,
-            0);
+  ASSERT_NO_FATAL_FAILURE(fit_to(known, model));
   const fs::path no_model = write_csv("kareus_el_cli_model.csv", "acme/Unknown-9B", "h100-sxm");
   const fs::path no_gpu = write_csv("kareus_el_cli_gpu.csv", "Llama-3.1-8B", "NVIDIA B300");
   const fs::path config = fs::temp_directory_path() / "kareus_el_cli_nolayers.json";
@@ -424,10 +418,7 @@ TEST(EnergyLensCli, OldModelFilesKeepTheirDrainNote) {
 TEST(EnergyLensCli, CandidatesOutsideTheTrainingRangeAreNamed) {
   const fs::path csv = write_csv("kareus_el_cli_range.csv", "Llama-3.1-8B", "NVIDIA H100 NVL");
   const fs::path model = fs::temp_directory_path() / "kareus_el_cli_range_model.json";
-  ASSERT_EQ(testing::run_cli(kBinary, "energylens fit --bags 3 --data " + csv.string() + " --out " +
-                                          model.string())
-                .exit_code,
-            0);
+  ASSERT_NO_FATAL_FAILURE(fit_to(csv, model, " --bags 3"));
   const fs::path far = fs::temp_directory_path() / "kareus_el_cli_range_cand.csv";
   std::ofstream(far) << "scenario,tp,pp,batch,output_tokens,model,gpu\n"
                         "c,1,1,64,200,Llama-3.2-3B,NVIDIA H100 NVL\n"
