@@ -46,6 +46,16 @@ std::string verdict_text(const std::optional<el::MemoryFit>& fit) {
   return "";
 }
 
+// The first few items, then how many more: a message about hundreds of candidates stays one
+// readable line (the JSON names every row).
+std::string first_few(const std::vector<std::string>& items, std::string_view separator) {
+  constexpr std::size_t kListed = 5;
+  const std::size_t listed = std::min(items.size(), kListed);
+  return fmt::format(
+      "{}{}", fmt::join(items.begin(), items.begin() + static_cast<long>(listed), separator),
+      items.size() > listed ? fmt::format("{}and {} more", separator, items.size() - listed) : "");
+}
+
 }  // namespace
 
 MemoryChecks check_memory(const el::Dataset& d, std::vector<std::size_t> rows) {
@@ -114,7 +124,7 @@ std::vector<std::string> memory_notes(const el::Dataset& d, const MemoryChecks& 
         "checked for a KV cache that holds one sequence of the model's maximum context (the "
         "check vLLM starts with); give the server's context in a max_model_len column, or a "
         "config.json that gives it as the model, to have them checked",
-        d.source, fmt::join(unbounded, ", ")));
+        d.source, first_few({unbounded.begin(), unbounded.end()}, ", ")));
   if (!d.has_input_tokens)
     notes.push_back(fmt::format(
         "{}: no input_tokens column, so the KV concurrency counts only each request's output "
@@ -133,16 +143,11 @@ std::string batch_limit_warning(const el::Dataset& d, const MemoryChecks& checks
                                   s.model, s.gpu, config_text(s), fit->kv_concurrency()));
   }
   if (limited.empty()) return "";
-  // The first few name the configurations; every one is in the JSON's batch_limited_by_kv.
-  constexpr std::size_t kListed = 5;
-  const std::size_t listed = std::min(limited.size(), kListed);
   return fmt::format(
       "{}: the KV cache of {} of {} candidates holds fewer requests in flight than their batch, "
       "so vLLM runs fewer at once than configured (their energy is predicted at the configured "
-      "batch): {}{}",
-      d.source, limited.size(), checks.rows.size(),
-      fmt::join(limited.begin(), limited.begin() + static_cast<long>(listed), "; "),
-      limited.size() > listed ? fmt::format("; and {} more", limited.size() - listed) : "");
+      "batch): {}",
+      d.source, limited.size(), checks.rows.size(), first_few(limited, "; "));
 }
 
 }  // namespace kareus::cli

@@ -224,6 +224,27 @@ TEST(EnergyLensCli, DesignListsTheBudgetOfDistinctCandidates) {
   EXPECT_NE(text.out.find("Measure these 4 of 10 candidates"), std::string::npos) << text.out;
 }
 
+// Notes about many models stay one line: the first five named, then how many more (sorted).
+TEST(EnergyLensCli, ANoteNamesTheFirstFiveModelsAndCountsTheRest) {
+  const fs::path csv = write_csv("kareus_el_cli_many.csv", "Llama-3.1-8B", "h100-sxm");
+  const fs::path model = fs::temp_directory_path() / "kareus_el_cli_many_model.json";
+  ASSERT_NO_FATAL_FAILURE(fit_to(csv, model, " --bags 1"));
+  const fs::path candidates = fs::temp_directory_path() / "kareus_el_cli_many_candidates.csv";
+  std::ofstream out(candidates);
+  out << "scenario,tp,pp,batch,output_tokens,model,gpu\n";
+  for (const char* m : {"chameleon-30b", "chameleon-7b", "codegemma-1.1-2b", "codegemma-7b",
+                        "codellama-13b-hf", "codellama-34b-hf", "codellama-7b-hf"})
+    out << m << ",4,1,8,200," << m << ",h100-sxm\n";
+  out.close();
+  const auto r = testing::run_cli(kBinary, "energylens select --fit " + model.string() +
+                                               " --candidates " + candidates.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("the configs of chameleon-30b, chameleon-7b, codegemma-1.1-2b, "
+                       "codegemma-7b, codellama-13b-hf, and 2 more give no max_position"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST(EnergyLensCli, BaggingIsTheDefaultAndCanBeSetAside) {
   const fs::path csv = write_csv("kareus_el_cli_bags.csv", "Llama-3.1-8B", "NVIDIA H100 NVL");
   const fs::path bagged = fs::temp_directory_path() / "kareus_el_cli_bagged.json";
