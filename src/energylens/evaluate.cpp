@@ -144,7 +144,17 @@ Scores random_split_scores(const Dataset& data, std::size_t n, const EvaluateOpt
   return summarise(runs);
 }
 
-// `count` of `pool`'s rows: drawn at random with `seed`, or by the design (which reads no energy).
+// `count` of `pool`'s rows chosen by the design (which reads no energy), in pick order.
+std::vector<std::size_t> designed_rows(const Dataset& data, const std::vector<std::size_t>& pool,
+                                       std::size_t count, const EvaluateOptions& options) {
+  std::vector<std::size_t> train;
+  for (const DesignPick& d : design_measurements(pick(data, pool), count, options.fit, {},
+                                                 options.design_group_precision))
+    train.push_back(pool[d.row]);
+  return train;
+}
+
+// `count` of `pool`'s rows: drawn at random with `seed`, or by the design.
 std::vector<std::size_t> choose_training(const Dataset& data, const std::vector<std::size_t>& pool,
                                          std::size_t count, const EvaluateOptions& options,
                                          std::uint64_t seed) {
@@ -155,10 +165,7 @@ std::vector<std::size_t> choose_training(const Dataset& data, const std::vector<
       train.push_back(pool[k]);
     return train;
   }
-  for (const DesignPick& d : design_measurements(pick(data, pool), count, options.fit, {},
-                                                 options.design_group_precision))
-    train.push_back(pool[d.row]);
-  return train;
+  return designed_rows(data, pool, count, options);
 }
 
 // "parallelism" holds out one TP x PP x DP configuration: a deployment shape never measured.
@@ -443,11 +450,7 @@ std::vector<RandomSplit> evaluation_splits(const Dataset& data, std::size_t trai
   return seeded_splits(rows, pool_size, options, [&](const std::vector<std::size_t>& pool) {
     if (options.design == Design::kRandom)
       return std::vector<std::size_t>(pool.begin(), pool.begin() + static_cast<long>(train_size));
-    std::vector<std::size_t> train;
-    for (const DesignPick& d : design_measurements(pick(data, pool), train_size, options.fit, {},
-                                                   options.design_group_precision))
-      train.push_back(pool[d.row]);
-    return train;
+    return designed_rows(data, pool, train_size, options);
   });
 }
 
