@@ -406,3 +406,11 @@ def test_context_parallel_stack_equals_the_unsplit_layers(layout):
         kinds = {launch[1] for launch in r["launches"]}
         assert {"fwd_qkv_ag", "bwd_a_ag", "bwd_a_rs"} <= kinds
     assert all(r["launches"] == results[0]["launches"] for r in results)
+
+
+def test_the_cta_variables_follow_the_nccl_version():
+    assert nb.nccl_cta_variables((2, 17, 1)) == ("NCCL_MIN_CTAS", "NCCL_MAX_CTAS")
+    assert nb.nccl_cta_variables((2, 21, 5)) == ("NCCL_MIN_CTAS", "NCCL_MAX_CTAS")
+    assert nb.nccl_cta_variables((2, 14, 3)) == ("NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS")
+    if not dist.is_nccl_available():
+        assert nb.nccl_version() is None
