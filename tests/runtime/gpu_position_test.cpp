@@ -46,7 +46,7 @@ struct LaunchedAhead {
 };
 
 // Stage 0 of the fixture (930 930 900 1020 900 1410 MHz): the host launches every instruction
-// and its 40 ms kernel before the GPU starts, then the GPU runs them.
+// and its 100 ms kernel before the GPU starts, then the GPU runs them.
 LaunchedAhead launch_ahead(bool at_gpu_position) {
   const Schedule s = load_schedule(kFixture);
   auto gpu = std::make_shared<SimulatedGpu>();
@@ -60,7 +60,7 @@ LaunchedAhead launch_ahead(bool at_gpu_position) {
   std::mutex mutex;
   for (const auto& in : s.stages[0].instructions) {
     c.on_instruction_begin(0, in.microbatch, in.direction);
-    gpu->launch(milliseconds(40), [&] {
+    gpu->launch(milliseconds(100), [&] {
       std::lock_guard<std::mutex> lock(mutex);
       run.clock_midway.push_back(clock->load());
     });
@@ -77,10 +77,10 @@ TEST(GpuPosition, EachInstructionRunsAtItsClockWhenTheHostRunsAhead) {
   const LaunchedAhead run = launch_ahead(true);
   EXPECT_EQ(run.clock_midway, (std::vector<double>{930, 930, 900, 1020, 900, 1410}));
   EXPECT_EQ(run.stats.applied, 5u);
-  // The host launched everything before the GPU started: the last change waited for five 40 ms
-  // kernels. Each change landed well within the first half of its 40 ms instruction.
-  EXPECT_GE(run.stats.max_lead, Seconds(0.19));
-  EXPECT_LT(run.stats.max_lateness, Seconds(0.02));
+  // The host launched everything before the GPU started: the last change waited for five 100 ms
+  // kernels. Each change landed within the first half of its 100 ms instruction.
+  EXPECT_GE(run.stats.max_lead, Seconds(0.49));
+  EXPECT_LT(run.stats.max_lateness, Seconds(0.05));
   EXPECT_LE(run.stats.total_lateness, run.stats.max_lateness * 5.0);
 }
 
@@ -136,9 +136,10 @@ TEST(GpuPosition, AReleasedControllerFollowsTheScheduleWithoutClocks) {
             std::string::npos);
 }
 
-// Through the driver's cuLaunchHostFunc (the fake libcuda: a 20 ms kernel before each marker).
+// Through the driver's cuLaunchHostFunc (the fake libcuda: a 50 ms kernel before each marker).
 TEST(CudaStreamQueue, ClocksLandAsTheStreamReachesThem) {
   setenv("KAREUS_CUDA_LIBRARY", KAREUS_FAKE_CUDA_PATH, 1);
+  setenv("KAREUS_FAKE_CUDA_KERNEL_MS", "50", 1);
   const Schedule s = load_schedule(kFixture);
   auto clock = std::make_shared<std::atomic<double>>(0);
   ControllerOptions options;
@@ -152,7 +153,7 @@ TEST(CudaStreamQueue, ClocksLandAsTheStreamReachesThem) {
   c.wait_until_applied();
   EXPECT_EQ(clock->load(), 1410);
   EXPECT_EQ(c.stats().applied, 5u);
-  EXPECT_GE(c.stats().max_lead, Seconds(0.09));  // five markers, 20 ms apart
+  EXPECT_GE(c.stats().max_lead, Seconds(0.24));  // five markers, 50 ms apart
   const std::string bad = error_of([] { cuda_stream_queue(0xdead)->enqueue_marker([] {}); });
   unsetenv("KAREUS_CUDA_LIBRARY");
   EXPECT_EQ(bad, "cuLaunchHostFunc on CUDA stream 0xdead failed: CUDA_ERROR_INVALID_HANDLE (400)");
