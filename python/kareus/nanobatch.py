@@ -1,26 +1,25 @@
-"""Nanobatch execution of tensor-parallel transformer layers (Kareus §4.1), as a schedule decides.
+"""Nanobatch execution of tensor- and context-parallel transformer layers, as a Kareus or
+nanobatch-perseus schedule decides (docs/python.md).
 
-A Kareus or nanobatch-perseus schedule runs each microbatch as two nanobatches: while one
-nanobatch computes a partition (a run of compute ops between two TP collectives), the other
-nanobatch's collective runs beside it, launched before the compute op the schedule names (its
-launch slot) and on a communicator limited to the schedule's SM count. NanobatchTPStack executes
-exactly that for a stack of Megatron-style TP layers, forward and backward (and the forward
-re-run under full recomputation), and is numerically the unsplit stack (up to floating-point
-reassociation of the two halves).
+Such a schedule runs each microbatch as two nanobatches: while one nanobatch computes a partition
+(a run of compute ops between two collectives), the other nanobatch's collective runs beside it,
+launched before the compute op the schedule names (its launch slot) and on a communicator limited
+to the schedule's SM count. NanobatchTPStack executes exactly that for a stack of Megatron-style
+layers, forward and backward (and the forward re-run under full recomputation), and is
+numerically the unsplit stack (up to floating-point reassociation of the two halves).
 
-    layers = [TensorParallelLayer(hidden, heads, ffn, tp_group) for _ in range(n)]
+    layers = [TensorParallelLayer(hidden, heads, ffn, tp_size, tp_rank) for _ in range(n)]
     stack = NanobatchTPStack(layers, tp_group)
     with kareus.torch.PipelineStage(stage_module, "schedule.json", stage=pp_rank,
                                     gpu=local_rank, layers=stack) as ks:
         ...  # stage_module calls stack(x) for its transformer layers
 
-Partitions and launch slots follow the workload model (src/partition/partition.cpp): the ops of
-the stack are cut at every collective into segments; a segment holding attention is `attn`, one
-holding the MLP is `mlp`, the last (the final residual add forward, the first layer norm's
-backward) is `trail`, which runs the fixed norm_0 / 20 SM configuration (kareus-spec §1). Slots
-are numbered per op class within a segment: norm_0, norm_1, linear_0, rope_0, rope_1, attn_0,
-linear_1 forward in a middle layer's attention segment; backward, dgrad and wgrad of a linear are
-two ops (linear_0 then linear_1), as the planner counts them.
+Segments, partition keys and launch slots follow the planner (src/partition/partition.cpp): the
+ops are cut at every collective of the layout; a segment is named by what it computes (attn, mlp;
+qkv, ao, o, a under CP, whose keys also name the overlapped collective: fwd_ao_ag); one with
+neither a linear nor attention (the last residual add forward, the first layer norm's backward)
+is `trail`, which runs the planner's fixed norm_0 / 20 SM configuration; slots are numbered per op class within a segment, consecutive memory-bound ops and
+a linear's dgrad and wgrad sharing one slot.
 """
 
 import math
@@ -33,9 +32,9 @@ import torch.nn.functional as F
 
 from ._kareus import Error
 
-__all__ = ["CommunicatorPool", "NanobatchTPStack", "TensorParallelLayer"]
+__all__ = ["CommunicatorPool", "NanobatchTPStack", "TensorParallelLayer", "cp_positions"]
 
-# The trail partition's fixed configuration (kareus-spec §1; kTrailSms in partition.hpp).
+# The trail partition's fixed configuration (kTrailSms in src/partition's partition.hpp).
 TRAIL_SLOT, TRAIL_SMS = "norm_0", 20
 
 
