@@ -414,3 +414,20 @@ def test_the_cta_variables_follow_the_nccl_version():
     assert nb.nccl_cta_variables((2, 14, 3)) == ("NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS")
     if not dist.is_nccl_available():
         assert nb.nccl_version() is None
+
+
+def test_slots_are_counted_as_the_planner_counts_them():
+    """Consecutive memory-bound ops share a slot, and so do a linear's dgrad and wgrad: in a
+    backward MLP segment linear_1 is fc1's backward (fc2's wgrad has no slot of its own)."""
+    stack = nb.NanobatchTPStack(make_layers(TP, 0))
+    attention = stack.forward_segments[0]
+    assert attention.name == "attn"
+    assert attention.slots == ["norm_0", "linear_0", "rope_0", "attn_0", "linear_1"]
+    mlp = stack.backward_segments[2]  # a middle one: layer 1's norm, then layer 0's MLP
+    assert mlp.name == "mlp"
+    modules = {}
+    for op, slot in zip(mlp.ops, mlp.op_slots):
+        modules.setdefault(slot, set()).add((op.module, op.part))
+    assert modules["linear_0"] == {("fc2", "dgrad"), ("fc2", "wgrad")}
+    assert modules["linear_1"] == {("fc1", "dgrad"), ("fc1", "wgrad")}
+    assert mlp.slots == ["norm_0", "linear_0", "activation_0", "linear_1"]
