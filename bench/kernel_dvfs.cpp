@@ -33,6 +33,8 @@ int main() {
     request.gpu = gpu;
     request.parallelism.microbatch_size = 1;
     request.parallelism.sequence_length = 2048;  // GPT-3's context length
+    // One layer's kernels, as in the paper: the whole model's training states need not fit.
+    request.training_job = false;
     const auto w = workload::make_workload(request);
     const auto seq = emulate_layers(w, 1, planning_clocks(w.gpu));
 
