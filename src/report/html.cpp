@@ -162,10 +162,11 @@ std::string provenance_facts(const Json& data, const ChartLibrary& library) {
 std::string timeline_note(const Json& data) {
   const auto& t = data.at("timeline");
   std::string note = fmt::format(
-      "Re-run on the emulator: pipeline {:.3f} s + gradient reduction {:.3f} s = {:.3f} s per "
+      "Re-run on the emulator: pipeline {:.3f} s + gradient reduction and optimizer step {:.3f} s "
+      "= {:.3f} s per "
       "iteration; the plan predicted {:.3f} s. Grey: a stage waiting for its neighbour's "
       "activation or gradient.",
-      t.at("pipeline_time_s").get<double>(), t.at("gradient_reduction_s").get<double>(),
+      t.at("pipeline_time_s").get<double>(), t.at("tail_s").get<double>(),
       t.at("iteration_time_s").get<double>(), t.at("predicted_iteration_time_s").get<double>());
   if (const int n = t.at("step_clock_instructions").get<int>(); n > 0)
     note += fmt::format(

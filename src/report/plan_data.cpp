@@ -73,7 +73,7 @@ Json timeline_json(const Timeline& t, const Schedule& s) {
   return {{"bars", bars},
           {"gaps", gaps},
           {"pipeline_time_s", t.pipeline_time.value()},
-          {"gradient_reduction_s", t.gradient_reduction.value()},
+          {"tail_s", t.tail.value()},
           {"iteration_time_s", t.iteration_time().value()},
           {"predicted_iteration_time_s", s.predicted.iteration_time.value()},
           {"step_clock_instructions", t.step_clock_instructions}};
