@@ -16,6 +16,7 @@
 #include "kareus/core/paths.hpp"
 #include "kareus/core/table.hpp"
 #include "kareus/executor/instruction.hpp"
+#include "kareus/executor/kernel_figures.hpp"
 #include "kareus/executor/overlap.hpp"
 #include "kareus/planner/planner.hpp"
 
@@ -24,6 +25,21 @@ namespace {
 using namespace kareus;
 using emulator::ClockPolicy;
 using planner::Method;
+
+// Every kernel class on its own against public kernel-level measurements.
+std::string kernel_table(const std::filesystem::path& figures) {
+  const auto rows = executor::load_kernel_figures(figures);
+  TextTable t({"GPU", "kernel", "shape", "clock", "metric", "published", "emulated", "error"});
+  for (const char* gpu : {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm"}) {
+    const emulator::Emulator emu(load_gpu(gpu));
+    for (const auto& c : executor::check_kernel_figures(emu, rows)) {
+      t.add_row({gpu, c.figure.kernel, c.figure.shape, c.figure.clock, c.figure.metric,
+                 fmt::format("{:g}", c.figure.published), fmt::format("{:.1f}", c.emulated),
+                 fmt::format("{:+.1f} %", 100 * c.relative_error())});
+    }
+  }
+  return t.render();
+}
 
 std::string pairs_table(const emulator::Emulator& emu) {
   const auto ar = workload::collective_kernel("ar", workload::Collective::kAllReduce,
@@ -177,6 +193,18 @@ std::string frontier_table(const std::string& artifact) {
     return s.least_energy_time / s.fastest_time - 1;
   };
   const auto depth = [](const FrontierSummary& s) { return 1 - s.least_energy / s.fastest_energy; };
+  // The artifact's energies are one GPU of each stage summed; the emulator's are the job's.
+  const double per_stage_gpu = 1.0 / (req.parallelism.tp * req.parallelism.cp);
+  const auto& rp = real.at("perseus");
+  const auto& ep = emulated.at("perseus");
+  t.add_row({"perseus: fastest iteration time", fmt::format("{:.3f} s", rp.fastest_time),
+             fmt::format("{:.3f} s", ep.fastest_time),
+             fmt::format("{:+.1f} %", 100 * (ep.fastest_time / rp.fastest_time - 1))});
+  t.add_row({"perseus: energy at the fastest point, one GPU per stage",
+             fmt::format("{:.0f} J", rp.fastest_energy),
+             fmt::format("{:.0f} J", ep.fastest_energy * per_stage_gpu),
+             fmt::format("{:+.1f} %",
+                         100 * (ep.fastest_energy * per_stage_gpu / rp.fastest_energy - 1))});
   add("perseus: time span (least-energy time / fastest time - 1)", span(real.at("perseus")),
       span(emulated.at("perseus")));
   add("perseus: energy depth (1 - least energy / energy at fastest)", depth(real.at("perseus")),
@@ -195,7 +223,9 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     const emulator::Emulator a100(load_gpu("a100-sxm4-40gb"));
-    std::cout << "## GEMM || 64 MiB AllReduce over 4 A100s at 1200 MHz\n\n"
+    std::cout << "## Kernels on their own against public measurements\n\n"
+              << kernel_table(data_dir() / "validation" / "kernel_figures.csv")
+              << "\n## GEMM || 64 MiB AllReduce over 4 A100s at 1200 MHz\n\n"
               << pairs_table(a100) << "\n## Clock and energy (A100)\n\n"
               << clock_table(a100)
               << "\n## Llama-3.2-3B TP8 PP2 on 16 A100: artifact frontiers vs emulated plans\n\n"

@@ -9,6 +9,7 @@
 #include "kareus/core/table.hpp"
 #include "kareus/executor/iteration.hpp"
 #include "kareus/partition/partition.hpp"
+#include "kareus/planner/summary.hpp"
 #include "workload_flags.hpp"
 
 namespace kareus::cli {
@@ -22,6 +23,30 @@ struct SimulateFlags {
   bool breakdown = false;
   bool json = false;
 };
+
+TextTable ledger_table(const emulator::JobLedger& l) {
+  TextTable t({"part", "energy J", "share", "GPU time s", "share"});
+  const double e = l.total().value();
+  const double g = l.gpu_time().value();
+  const auto row = [&](const std::string& name, Joules j, std::optional<Seconds> s) {
+    t.add_row({name, fmt::format("{:.0f}", j.value()), fmt::format("{:.1f}%", 100 * j.value() / e),
+               s ? fmt::format("{:.2f}", s->value()) : "",
+               s ? fmt::format("{:.1f}%", 100 * s->value() / g) : ""});
+  };
+  row("static (blocked power while working)", l.static_energy, std::nullopt);
+  row("idle at the clock, above blocked power", l.idle, std::nullopt);
+  row("compute dynamic", l.compute_dynamic, l.compute_time + l.overlap_time);
+  row("collective dynamic", l.collective_dynamic, l.collective_time);
+  row("pipeline waits", l.pipeline_waits, l.wait_time);
+  t.add_row({"  of the time: compute beside a collective", "", "",
+             fmt::format("{:.2f}", l.overlap_time.value()),
+             fmt::format("{:.1f}%", 100 * l.overlap_time.value() / g)});
+  t.add_row({"  launch gaps between kernels", "", "",
+             fmt::format("{:.2f}", l.launch_gap_time.value()),
+             fmt::format("{:.1f}%", 100 * l.launch_gap_time.value() / g)});
+  t.add_row({"total", fmt::format("{:.0f}", e), "100.0%", fmt::format("{:.2f}", g), "100.0%"});
+  return t;
+}
 
 std::string format_report(const workload::Workload& w, const emulator::IterationResult& r,
                           const std::string& clock_text, const std::string& execution,
@@ -47,6 +72,8 @@ std::string format_report(const workload::Workload& w, const emulator::Iteration
   t.add_row({"average busy clock (MHz)", "", fmt::format("{:.0f}", r.average_clock.value())});
   out += t.render();
   if (breakdown) {
+    out += "\nwhere the iteration's energy and GPU time went, whole job:\n" +
+           ledger_table(r.ledger).render();
     TextTable k({"stage", "dir", "kernel", "kind", "count", "time ms", "share", "dyn J"});
     for (const auto& [key, v] : r.kernels) {
       const std::string name = key.substr(key.rfind('/') + 1);
@@ -78,7 +105,9 @@ Json to_json(const workload::Workload& w, const emulator::IterationResult& r,
              {"average_power_w", r.total_energy().value() / gpus / r.iteration_time.value()}}},
            {"average_clock_mhz", r.average_clock.value()},
            {"pipeline_transfer_s", r.pipeline_transfer_time.value()},
-           {"gradient_reduction_s", r.gradient_reduction_time.value()}};
+           {"gradient_reduction_s", r.gradient_reduction_time.value()},
+           {"optimizer_s", r.optimizer_time.value()},
+           {"ledger", planner::to_json(r.ledger)}};
   Json instr = Json::array();
   for (const auto& i : r.instructions) {
     instr.push_back({{"stage", i.stage},

@@ -19,5 +19,6 @@ void register_run_schedule_command(CLI::App& app);
 void register_overlap_command(CLI::App& app);
 void register_devices_command(CLI::App& app);
 void register_report_command(CLI::App& app);
+void register_compare_command(CLI::App& app);
 
 }  // namespace kareus::cli

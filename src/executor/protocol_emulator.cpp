@@ -46,12 +46,20 @@ std::string EmulatorExecutor::name() const {
 
 std::vector<Measurement> EmulatorExecutor::measure(
     const partition::Partition& p, const std::vector<partition::ExecConfig>& configs) {
-  return measure_repeat(p, configs, 0);
+  std::vector<std::size_t> reads;
+  for (const auto& c : configs) reads.push_back(next_read_[p.key + "|" + c.key()]);
+  return measure_reads(p, configs, reads);
 }
 
 std::vector<Measurement> EmulatorExecutor::measure_repeat(
     const partition::Partition& p, const std::vector<partition::ExecConfig>& configs,
     std::size_t repeat) {
+  return measure_reads(p, configs, std::vector<std::size_t>(configs.size(), repeat));
+}
+
+std::vector<Measurement> EmulatorExecutor::measure_reads(
+    const partition::Partition& p, const std::vector<partition::ExecConfig>& configs,
+    const std::vector<std::size_t>& reads) {
   std::vector<std::size_t> order(configs.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -64,9 +72,12 @@ std::vector<Measurement> EmulatorExecutor::measure_repeat(
     const emulator::PartitionConfig config{c.slot, c.comm_sms};
     const emulator::RunResult exact = emulator::run_partition_with(
         emulator_, p, &config, emulator::ClockPolicy::locked_at(c.clock));
-    // Repeat 0 keeps the seed it had before repeats existed, so stored readings stay valid.
-    const std::string sample =
-        repeat == 0 ? p.key + "|" + c.key() : fmt::format("{}|{}#{}", p.key, c.key(), repeat);
+    // Read 0 keeps the seed it had before repeats existed, so stored readings stay valid.
+    const std::string reading_key = p.key + "|" + c.key();
+    const std::size_t read = reads[i];
+    std::size_t& next = next_read_[reading_key];
+    next = std::max(next, read + 1);
+    const std::string sample = read == 0 ? reading_key : fmt::format("{}#{}", reading_key, read);
     Rng rng(stable_hash(sample, noise_seed_));
     const emulator::RunResult run = emulator_.measure(exact, rng, elapsed_);
 

@@ -42,7 +42,13 @@ void validate(std::span<const Step> steps, const SwitchCost& switching) {
 }
 
 long quanta(Seconds t, Seconds quantum) {
-  return std::max(0L, static_cast<long>(std::ceil(t / quantum - kRoundingSlack)));
+  // Saturates: a duration of more quanta than any budget holds is simply too long, and a double
+  // beyond the range of long must not be converted (that is undefined and came out negative, so
+  // a far too slow option looked free when the quantum was tiny).
+  constexpr double kMost = 1e15;
+  const double q = std::ceil(t / quantum - kRoundingSlack);
+  if (!(q < kMost)) return static_cast<long>(kMost);
+  return std::max(0L, static_cast<long>(q));
 }
 
 }  // namespace
@@ -97,8 +103,9 @@ SequencePlan plan_min_energy(std::span<const Step> steps, const SwitchCost& swit
   }
   SequencePlan plan;
   Seconds slack = options.time_budget - base;
-  // A budget equal to the fastest plan's time, summed in another order, can miss it by rounding.
-  if (slack.value() < 0 && -slack.value() <= kRoundingSlack * base.value()) slack = Seconds(0);
+  // A budget equal to the fastest plan's time, summed in another order, can miss it by rounding
+  // either way; a slack that small is none (as a quantum it would be far below any time step).
+  if (std::fabs(slack.value()) <= kRoundingSlack * base.value()) slack = Seconds(0);
   if (options.quantum) {
     require(options.quantum->value() > 0, "plan options", "quantum_s",
             format_number(options.quantum->value()), "must be > 0");

@@ -136,15 +136,20 @@ GpuSpec parse_gpu(const JsonValue& r) {
   g.interference_memory_bound_gain = sourced(r, "interference_memory_bound_gain");
   g.collective_stretch_latency_bound = sourced(r, "collective_stretch_latency_bound");
   g.collective_stretch_memory = sourced(r, "collective_stretch_memory");
-  g.stalled_power_fraction = sourced(r, "stalled_power_fraction");
+  g.sm_resident_power_fraction = sourced(r, "sm_resident_power_fraction");
   g.uncore_active_power = Watts(sourced(r, "uncore_active_power_w"));
   g.attention_forward_efficiency = sourced_positive(r, "attention_forward_efficiency");
   g.attention_backward_efficiency = sourced_positive(r, "attention_backward_efficiency");
+  g.attention_kv_overhead = sourced(r, "attention_kv_overhead");
   g.memory_clock_knee_fraction = sourced_positive(r, "memory_clock_knee_fraction");
-  g.gemm_efficiency = sourced_positive(r, "gemm_efficiency");
+  g.gemm_mma_efficiency = sourced_positive(r, "gemm_mma_efficiency");
+  g.gemm_k_overhead = sourced(r, "gemm_k_overhead");
   g.memory_efficiency = sourced_positive(r, "memory_efficiency");
   g.dynamic_power_coefficient = sourced_positive(r, "dynamic_power_coefficient_w_per_ghz_v2");
   g.data_movement_sm_activity = sourced_positive(r, "data_movement_sm_activity");
+  g.collective_sm_activity = sourced_positive(r, "collective_sm_activity");
+  g.collective_fill_per_hop = microseconds(sourced(r, "collective_fill_per_hop_us"));
+  g.collective_fill_bytes = sourced_positive(r, "collective_fill_bytes");
 
   const std::string& src = r.source();
   auto check = [&](bool ok, std::string_view field, double value, std::string_view allowed) {
@@ -160,8 +165,10 @@ GpuSpec parse_gpu(const JsonValue& r) {
         "power_limit_default_w", g.power_limit_default.value(), "must lie in [min, max]");
   check(g.static_power < g.power_limit_default, "static_power_w", g.static_power.value(),
         "must be below the default power limit");
-  check(g.gemm_efficiency <= 1 && g.memory_efficiency <= 1, "gemm_efficiency", g.gemm_efficiency,
-        "efficiencies must be in (0, 1]");
+  check(g.gemm_mma_efficiency <= 1 && g.memory_efficiency <= 1, "gemm_mma_efficiency",
+        g.gemm_mma_efficiency, "efficiencies must be in (0, 1]");
+  check(g.sm_resident_power_fraction >= 0 && g.sm_resident_power_fraction < 1,
+        "sm_resident_power_fraction", g.sm_resident_power_fraction, "must be in [0, 1)");
   return g;
 }
 

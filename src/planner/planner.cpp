@@ -348,7 +348,7 @@ PlanResult plan(const workload::Workload& w, const PlanOptions& options) {
   // Work outside the instructions is the same for every method, at the maximum clock, as
   // `kareus simulate` runs it.
   const auto at_max = emulator::ClockPolicy::locked_at(w.gpu.clock_max);
-  const emulator::OutsideWork tail = emulator::gradient_reductions(w, emu, at_max);
+  const emulator::OutsideWork tail = emulator::iteration_tail(w, emu, at_max);
   const emulator::OutsideWork transfers = emulator::pipeline_transfers(w, emu, at_max);
   PlanResult result{w, {}, {}};
   // At a fine time unit a method's pipeline solve is most of its time and needs nothing from the

@@ -1,6 +1,7 @@
 #include "kareus/planner/realised.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "kareus/core/error.hpp"
 #include "kareus/store/store.hpp"
@@ -54,9 +55,15 @@ std::vector<IterationPoint> realised_frontier(const workload::Workload& w, const
     const Joules dynamic = job_dynamic_energy(w, cost.time, cost.energy) -
                            job_dynamic_energy(w, read.time, read.energy);
     IterationPoint q = p;
-    q.time = p.time + dt;
-    q.dynamic_energy = p.dynamic_energy + dynamic;
-    q.energy = p.energy + dynamic + w.gpu.static_power * dt * gpus;
+    // A change within rounding is none: summed in another order, equal readings can differ in
+    // the last digits and drop a point the frontier rightly holds.
+    const bool same = std::fabs(dt.value()) <= 1e-12 * p.time.value() &&
+                      std::fabs(dynamic.value()) <= 1e-12 * p.dynamic_energy.value();
+    if (!same) {
+      q.time = p.time + dt;
+      q.dynamic_energy = p.dynamic_energy + dynamic;
+      q.energy = p.energy + dynamic + w.gpu.static_power * dt * gpus;
+    }
     points.push_back(q);
   }
   std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) {

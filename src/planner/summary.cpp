@@ -1,5 +1,6 @@
 #include "kareus/planner/summary.hpp"
 
+#include "kareus/planner/ledger.hpp"
 #include "kareus/workload/memory.hpp"
 
 namespace kareus::planner {
@@ -43,6 +44,46 @@ Json to_json(const frontier::PipelineSolverSummary& s) {
           {"solve_time_s", s.solve_seconds}};
 }
 
+Json to_json(const emulator::JobLedger& l) {
+  return {{"energy_j",
+           {{"static", l.static_energy.value()},
+            {"idle", l.idle.value()},
+            {"compute_dynamic", l.compute_dynamic.value()},
+            {"collective_dynamic", l.collective_dynamic.value()},
+            {"pipeline_waits", l.pipeline_waits.value()},
+            {"total", l.total().value()}}},
+          {"gpu_time_s",
+           {{"compute", l.compute_time.value()},
+            {"overlap", l.overlap_time.value()},
+            {"collective", l.collective_time.value()},
+            {"launch_gaps", l.launch_gap_time.value()},
+            {"pipeline_waits", l.wait_time.value()},
+            {"total", l.gpu_time().value()}}}};
+}
+
+namespace {
+
+// Adds each frontier point's ledger to the method's frontier, max_throughput and min_energy, and
+// to `selected` when the point is the chosen one.
+void add_ledgers(Json& summary, const PlanResult& result, const PlanRequest& request,
+                 const PlanChoice& choice) {
+  for (const auto& [m, r] : result.methods) {
+    const auto ledgers =
+        frontier_ledgers(result.workload, r, PartitionClockOptions{request.switch_latency, {}});
+    Json& method = summary["methods"][to_string(m)];
+    for (std::size_t i = 0; i < r.frontier.size(); ++i) {
+      const Json ledger = to_json(ledgers[i]);
+      method["frontier"][i]["ledger"] = ledger;
+      if (&r.frontier[i] == &r.fastest()) method["max_throughput"]["ledger"] = ledger;
+      if (&r.frontier[i] == &r.min_energy()) method["min_energy"]["ledger"] = ledger;
+      if (m == choice.method && r.frontier[i].plan == choice.point->plan)
+        summary["selected"]["point"]["ledger"] = ledger;
+    }
+  }
+}
+
+}  // namespace
+
 Json to_json(const PlanResult& result) {
   Json methods = Json::object();
   for (const auto& [m, r] : result.methods) {
@@ -81,6 +122,7 @@ Json plan_summary(const PlanResult& result, const PlanRequest& request, const Pl
                          {"point", to_json(*choice.point)}};
   if (const auto* r = refinement_of(result.methods.at(choice.method), choice.selection))
     summary["selected"]["milp_refinement"] = to_json(*r);
+  add_ledgers(summary, result, request, choice);
   return summary;
 }
 

@@ -162,10 +162,11 @@ std::string provenance_facts(const Json& data, const ChartLibrary& library) {
 std::string timeline_note(const Json& data) {
   const auto& t = data.at("timeline");
   std::string note = fmt::format(
-      "Re-run on the emulator: pipeline {:.3f} s + gradient reduction {:.3f} s = {:.3f} s per "
+      "Re-run on the emulator: pipeline {:.3f} s + gradient reduction and optimizer step {:.3f} s "
+      "= {:.3f} s per "
       "iteration; the plan predicted {:.3f} s. Grey: a stage waiting for its neighbour's "
       "activation or gradient.",
-      t.at("pipeline_time_s").get<double>(), t.at("gradient_reduction_s").get<double>(),
+      t.at("pipeline_time_s").get<double>(), t.at("tail_s").get<double>(),
       t.at("iteration_time_s").get<double>(), t.at("predicted_iteration_time_s").get<double>());
   if (const int n = t.at("step_clock_instructions").get<int>(); n > 0)
     note += fmt::format(
@@ -226,6 +227,29 @@ const char* kRender = R"(
 
 }  // namespace
 
+// The selected plan's ledger against another plan's (kareus compare), term by term.
+std::string comparison_section(const Json& data) {
+  const Json& c = data.at("comparison");
+  if (c.is_null()) return "";
+  std::string h = "<h2>Where the energy goes</h2>\n<p class=\"note\">" +
+                  escape(c.at("explanation").get<std::string>()) +
+                  ". Each plan replayed on the noise-free emulator (docs/emulator.md, the energy "
+                  "ledger); GPU time is summed over every GPU.</p>\n<table>\n";
+  h += row({"", escape(c.at("a").at("plan").get<std::string>()),
+            escape(c.at("b").at("plan").get<std::string>()), "difference"},
+           "th");
+  const auto add = [&](const char* unit, const char* key, const char* format,
+                       const char* signed_format) {
+    for (const auto& t : c.at(key))
+      h += row({escape(t.at("term").get<std::string>()) + " (" + unit + ")",
+                number(t.at("a"), format), number(t.at("b"), format),
+                number(t.at("difference"), signed_format)});
+  };
+  add("J", "energy_j", "{:.0f}", "{:+.0f}");
+  add("GPU-s", "gpu_time_s", "{:.2f}", "{:+.2f}");
+  return h + "</table>\n";
+}
+
 std::string plan_report_html(const Json& data, const ChartLibrary& library) {
   // Methods that search no partition have nothing to plot there (and Vega warns on empty
   // scales), so that chart is left out.
@@ -258,6 +282,7 @@ std::string plan_report_html(const Json& data, const ChartLibrary& library) {
   h += "<h2>Savings</h2>\n<p class=\"note\">Time and energy vs Megatron-LM at maximum "
        "throughput; iso-time energy and iso-energy time vs Megatron+Perseus (docs/plan.md).</p>\n";
   h += savings_table(data);
+  h += comparison_section(data);
   h += "<h2>10-point frontier</h2>\n<p class=\"note\">The artifact's sampling, slowest "
        "first.</p>\n" +
        ten_point_table(data);

@@ -6,6 +6,7 @@
 
 #include "kareus/core/csv.hpp"
 #include "kareus/core/error.hpp"
+#include "kareus/report/plan_compare.hpp"
 #include "kareus/report/plan_report.hpp"
 #include "kareus/report/timeline.hpp"
 #include "kareus/schedule/schedule.hpp"
@@ -73,7 +74,7 @@ Json timeline_json(const Timeline& t, const Schedule& s) {
   return {{"bars", bars},
           {"gaps", gaps},
           {"pipeline_time_s", t.pipeline_time.value()},
-          {"gradient_reduction_s", t.gradient_reduction.value()},
+          {"tail_s", t.tail.value()},
           {"iteration_time_s", t.iteration_time().value()},
           {"predicted_iteration_time_s", s.predicted.iteration_time.value()},
           {"step_clock_instructions", t.step_clock_instructions}};
@@ -177,7 +178,16 @@ Json plan_page_data(const fs::path& dir) {
 
   Json selection = selected.raw();
   selection["bound"] = selection_bound(selected.string("rule"));
+  // Why the selected plan costs what it does: against Perseus's fastest plan when it was planned,
+  // otherwise against the selected method's least-energy plan.
+  Json comparison = nullptr;
+  if (selected.at("point").contains("ledger")) {
+    const PlanRef against = ms.contains("perseus") ? PlanRef{"perseus", "fastest"}
+                                                   : PlanRef{selected_method, "min-energy"};
+    comparison = to_json(compare_plans(dir, PlanRef{"", "selected"}, dir, against));
+  }
   return {{"workload", summary.at("workload").raw()},
+          {"comparison", comparison},
           {"methods", methods},
           {"frontier", frontier},
           {"selected", selection},

@@ -46,7 +46,7 @@ Timeline emulate_timeline(const workload::Workload& w, const Schedule& schedule)
   const Seconds transfer = emulator::pipeline_transfers(w, emu, at_max).time;
 
   Timeline t;
-  t.gradient_reduction = emulator::gradient_reductions(w, emu, at_max).time;
+  t.tail = emulator::iteration_tail(w, emu, at_max).time;
   std::map<std::string, Seconds> durations;
   auto duration = [&](int s, const ScheduleInstruction& in) {
     const auto key = cache_key(s, in);

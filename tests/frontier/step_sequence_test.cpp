@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "kareus/core/error.hpp"
 #include "kareus/frontier/step_sequence.hpp"
 #include "random_step_sequences.hpp"
@@ -117,6 +119,23 @@ TEST(Planner, InfeasibleWhenEvenTheFastestPlanIsTooSlow) {
   SequenceBudget options;
   options.time_budget = milliseconds(3);
   EXPECT_FALSE(plan_min_energy(steps, SwitchCost{}, options).feasible);
+}
+
+// A budget a rounding error above the fastest plan once made the quantum so small that a slow
+// option's count of quanta overflowed and came out as zero, so the slowest, cheapest plan won.
+TEST(Planner, ABudgetAHairAboveTheFastestPlanAllowsOnlyTheFastest) {
+  std::vector<Step> steps(2);
+  for (auto& s : steps) {
+    s.options = {{0, milliseconds(9), Joules(1.0)}, {1, milliseconds(4), Joules(1.4)}};
+  }
+  SequenceBudget options;
+  // One representable step above the fastest total, as sums in different orders give.
+  options.time_budget = Seconds(std::nextafter(8e-3, 1.0));
+  options.time_bins = 100000;
+  const SequencePlan plan = plan_min_energy(steps, SwitchCost{}, options);
+  ASSERT_TRUE(plan.feasible);
+  EXPECT_NEAR(plan.cost.time.value(), 8e-3, 1e-12);
+  EXPECT_NEAR(plan.cost.energy.value(), 2.8, 1e-12);
 }
 
 TEST(Planner, RejectsStepsWithoutOptionsOrBadValues) {

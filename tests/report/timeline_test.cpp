@@ -25,7 +25,7 @@ TEST(Timeline, ReRunSchedulesTakeThePlannedTimeAndKeepTheirDependencies) {
                    std::to_string(point->plan));
       const auto schedule = planner::make_schedule(plan, method, *point);
       const auto t = emulate_timeline(w, schedule);
-      EXPECT_GT(t.gradient_reduction.value(), 0.0);
+      EXPECT_GT(t.tail.value(), 0.0);
       EXPECT_NEAR(t.iteration_time().value(), point->time.value(), 0.01 * point->time.value());
       ASSERT_EQ(t.bars.size(), static_cast<std::size_t>(2 * w.parallelism.pp * mbs));
       std::map<std::tuple<int, int, std::string>, const TimelineBar*> by;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -61,7 +62,10 @@ class EmulatorExecutor : public Executor {
   std::string name() const override;
   const GpuSpec& gpu() const override { return emulator_.gpu(); }
   const MeasurementProtocol& protocol() const override { return protocol_; }
-  // Measures in descending clock order (one settle per clock), answers in the order given.
+  // Measures in descending clock order (one settle per clock), answers in the order given. Each
+  // reading of a configuration draws its own noise, seeded by the configuration and the read's
+  // index, as a real GPU reads differently every time: measure() takes each configuration's
+  // next unread index, measure_repeat() the index it is given.
   std::vector<Measurement> measure(const partition::Partition& p,
                                    const std::vector<partition::ExecConfig>& configs) override;
   std::vector<Measurement> measure_repeat(const partition::Partition& p,
@@ -74,8 +78,13 @@ class EmulatorExecutor : public Executor {
   emulator::Emulator emulator_;
   MeasurementProtocol protocol_;
   std::uint64_t noise_seed_;
+  std::vector<Measurement> measure_reads(const partition::Partition& p,
+                                         const std::vector<partition::ExecConfig>& configs,
+                                         const std::vector<std::size_t>& reads);
+
   Seconds elapsed_{0.0};
   MHz locked_{0.0};  // clock currently locked; 0 before the first measurement
+  std::map<std::string, std::size_t> next_read_;  // per "partition|config": reads taken
 };
 
 }  // namespace kareus::executor

@@ -82,22 +82,41 @@ struct GpuSpec {
   double interference_memory_bound_gain = 0;
   double collective_stretch_latency_bound = 0;
   double collective_stretch_memory = 0;
-  // Share of its power a compute kernel keeps drawing for the time it is stretched by
-  // interference (its SMs stay resident and stall).
-  double stalled_power_fraction = 0;
+  // Share of a fully active SM's dynamic power that an SM holding a CTA draws whatever its
+  // progress (clock tree, schedulers, resident warps): kept for the whole time a kernel is
+  // stretched. The rest follows the work done, so a stretched kernel spreads the same work
+  // energy over a longer time.
+  double sm_resident_power_fraction = 0;
 
+  // FlashAttention's main loop rate as a fraction of the datasheet tensor rate, and the fixed
+  // cost of each CTA (loading its queries, the softmax epilogue, writing its output) in keys of
+  // the loop: a CTA over L keys runs at L / (L + attention_kv_overhead) of the loop's rate.
   double attention_forward_efficiency = 0;
   double attention_backward_efficiency = 0;
+  double attention_kv_overhead = 0;
   double memory_clock_knee_fraction = 0;
-  double gemm_efficiency = 0;
+  // Tensor-core throughput of a matrix product's main loop, as a fraction of the datasheet rate
+  // at the clock, and the fixed cost of each tile (prologue, epilogue) in elements of the
+  // reduction dimension: a tile over K runs at K / (K + gemm_k_overhead) of the main loop's rate.
+  double gemm_mma_efficiency = 0;
+  double gemm_k_overhead = 0;
   double memory_efficiency = 0;
   double dynamic_power_coefficient = 0;  // W per (GHz x V^2) at full SM activity
   // Power of the memory system and on-chip fabric while a kernel runs; does not follow the SM
   // clock.
   Watts uncore_active_power;
-  // SM activity of kernels that mostly move data (elementwise ops, collectives' copy loops)
-  // relative to a tensor-core GEMM.
+  // SM-side activity (load/store units, L1, L2 and crossbar, all on the SM clock) of a
+  // memory-bound kernel streaming at full HBM bandwidth, relative to a tensor-core GEMM.
   double data_movement_sm_activity = 0;
+  // Activity of a collective's CTAs (copy, reduce and flag polling; they spin while they wait,
+  // so they keep it when stretched) relative to a tensor-core GEMM's SMs.
+  double collective_sm_activity = 0;
+  // NCCL's fixed cost per call is collective_latency; a ring also fills and drains its pipeline
+  // of chunks, one chunk time per hop (2(n-1) hops for AllReduce, n-1 for AllGather and
+  // ReduceScatter), which costs up to collective_fill_per_hop a hop as chunks grow with the
+  // message: (1 - exp(-bus bytes / collective_fill_bytes)) of it.
+  Seconds collective_fill_per_hop;
+  double collective_fill_bytes = 0;
 
   // Every supported SM clock, ascending.
   std::vector<MHz> supported_clocks() const;

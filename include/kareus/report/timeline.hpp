@@ -31,9 +31,9 @@ struct TimelineGap {
 struct Timeline {
   std::vector<TimelineBar> bars;
   std::vector<TimelineGap> gaps;
-  Seconds pipeline_time;       // the last instruction's end
-  Seconds gradient_reduction;  // after the pipeline drains (0 without DP or CP)
-  Seconds iteration_time() const { return pipeline_time + gradient_reduction; }
+  Seconds pipeline_time;  // the last instruction's end
+  Seconds tail;  // after the pipeline drains: gradient reduction (DP or CP > 1), optimizer step
+  Seconds iteration_time() const { return pipeline_time + tail; }
   // Instructions with per-partition clocks run at their first clock here (docs/report.md).
   int step_clock_instructions = 0;
 };

@@ -65,11 +65,17 @@ std::vector<Kernel> instruction_kernels(const Workload& w, int stage, Direction 
 Kernel pipeline_transfer(const Workload& w);
 // The data-parallel gradient AllReduce of one stage at the end of the iteration (DP > 1).
 Kernel gradient_reduction(const Workload& w, int stage);
+// The optimizer step of one GPU of a stage after the gradients are reduced: fused Adam over the
+// parameters it holds, bound by HBM traffic.
+Kernel optimizer_step(const Workload& w, int stage);
 
 // Bytes one GPU sends (and receives) in a collective: the bus-bandwidth volume factors of
 // nccl-tests' PERFORMANCE.md (AllReduce 2(n-1)/n, AllGather and ReduceScatter (n-1)/n) times
 // the buffer size.
 double bus_bytes(const Kernel& collective);
+// Steps a ring collective's data takes from GPU to GPU: 2(n-1) for AllReduce (reduce-scatter,
+// then all-gather), n-1 for AllGather and ReduceScatter, 1 for a send/receive.
+double ring_hops(const Kernel& collective);
 
 // FLOPs of one whole iteration over all GPUs, from the kernel lists (for cross-checks).
 double iteration_flops(const Workload& w);

@@ -18,11 +18,23 @@ constexpr double kMinSplitKChunk = 256;
 
 }  // namespace
 
+RunLedger& RunLedger::operator+=(const RunLedger& o) {
+  idle += o.idle;
+  compute_dynamic += o.compute_dynamic;
+  collective_dynamic += o.collective_dynamic;
+  compute_time += o.compute_time;
+  overlap_time += o.overlap_time;
+  collective_time += o.collective_time;
+  launch_gap_time += o.launch_gap_time;
+  return *this;
+}
+
 RunResult& RunResult::operator+=(const RunResult& o) {
   time += o.time;
   dynamic_energy += o.dynamic_energy;
   static_energy += o.static_energy;
   clock_seconds += o.clock_seconds;
+  ledger += o.ledger;
   return *this;
 }
 
@@ -30,31 +42,51 @@ RunResult& RunResult::operator+=(const RunResult& o) {
 // the power drawn while it lasts.
 struct Emulator::Phase {
   MHz clock;
-  double compute_duration = 0;  // s for the whole compute kernel at this phase's conditions
-  double comm_duration = 0;     // s for the whole collective
-  double dynamic_power = 0;     // W above the idle power at this clock
-  double idle_power = 0;        // W: board power at this clock with nothing running
-  double total_power() const { return dynamic_power + idle_power; }
+  double compute_duration = 0;   // s for the whole compute kernel at this phase's conditions
+  double compute_gap_share = 0;  // of it, between kernels (launch overhead, host launch path)
+  double comm_duration = 0;      // s for the whole collective
+  double compute_power = 0;      // W above idle
+  double comm_power = 0;         // W above idle
+  double idle_power = 0;         // W: board power at this clock with nothing running
+  bool compute = false;
+  bool comm = false;
+  double total_power() const { return compute_power + comm_power + idle_power; }
 };
 
 Emulator::Emulator(GpuSpec gpu, EmulatorOptions options)
     : gpu_(std::move(gpu)), options_(options), governor_clocks_(gpu_.supported_clocks()) {}
 
-double Emulator::launch_grid(const Kernel& k) const {
-  if (k.gemm_m <= 0 || k.gemm_n <= 0 || k.gemm_batch <= 0) return 0;
+LaunchGrid Emulator::launch_grid(const Kernel& k) const {
+  if (k.gemm_m <= 0 || k.gemm_n <= 0 || k.gemm_batch <= 0) return {};
   const double batch = k.gemm_batch;
   if (k.kind == KernelKind::kAttention) {
     // FlashAttention launches one CTA per block of query rows per (sequence, head).
-    return std::ceil(k.gemm_m / gpu_.gemm_tile_m) * batch;
+    return {std::ceil(k.gemm_m / gpu_.gemm_tile_m) * batch, k.gemm_k};
   }
   double tiles =
       std::ceil(k.gemm_m / gpu_.gemm_tile_m) * std::ceil(k.gemm_n / gpu_.gemm_tile_n) * batch;
+  double split = 1;
   if (tiles < gpu_.sm_count) {
-    const double split =
-        std::min(std::floor(gpu_.sm_count / tiles), std::floor(k.gemm_k / kMinSplitKChunk));
-    tiles *= std::max(1.0, split);
+    split = std::max(
+        1.0, std::min(std::floor(gpu_.sm_count / tiles), std::floor(k.gemm_k / kMinSplitKChunk)));
   }
-  return tiles;
+  return {tiles * split, k.gemm_k / split};
+}
+
+double Emulator::math_efficiency(const Kernel& k, const LaunchGrid& grid) const {
+  const GpuSpec& g = gpu_;
+  if (k.kind == KernelKind::kAttention) {
+    // Each CTA walks the keys its queries see (half of them under the causal mask).
+    const double keys = k.gemm_n;
+    const double loop =
+        k.backward ? g.attention_backward_efficiency : g.attention_forward_efficiency;
+    return keys > 0 ? loop * keys / (keys + g.attention_kv_overhead) : loop;
+  }
+  // Each tile pays a prologue and an epilogue besides its main loop over K (public A100 GEMMs:
+  // a long-K product runs near the main loop's rate, a K = 768 one at about 60 % of it).
+  const double k_len = grid.k_per_cta > 0 ? grid.k_per_cta : k.gemm_k;
+  const double tile = k_len > 0 ? k_len / (k_len + g.gemm_k_overhead) : 1.0;
+  return g.gemm_mma_efficiency * tile;
 }
 
 ComputeAlone Emulator::compute_alone(const Kernel& k, int sms, MHz f) const {
@@ -63,23 +95,22 @@ ComputeAlone Emulator::compute_alone(const Kernel& k, int sms, MHz f) const {
   const double s = std::clamp(static_cast<double>(sms), 1.0, n);
   ComputeAlone out;
   if (k.flops > 0) {
-    double eff = g.gemm_efficiency;
-    if (k.kind == KernelKind::kAttention)
-      eff = k.backward ? g.attention_backward_efficiency : g.attention_forward_efficiency;
+    const LaunchGrid grid = launch_grid(k);
     const double full_gpu_time =
-        k.flops / (g.peak_bf16_dense_tflops * 1e12 * (f / g.peak_reference_clock) * eff);
+        k.flops /
+        (g.peak_bf16_dense_tflops * 1e12 * (f / g.peak_reference_clock) * math_efficiency(k, grid));
     // Tiles run in waves of one CTA per SM: a partial last wave leaves SMs idle, and SMs taken
     // by a collective add waves (W'/W). A kernel without a known shape divides evenly.
-    const double grid = launch_grid(k);
-    const double waves = grid > 0 ? std::ceil(grid / s) : grid;
-    out.math_time = grid > 0 ? full_gpu_time * n * waves / grid : full_gpu_time * n / s;
-    out.busy_sms = grid > 0 ? std::min(s, grid / waves) : s;
+    const double ctas = grid.ctas;
+    const double waves = ctas > 0 ? std::ceil(ctas / s) : 0;
+    out.math_time = ctas > 0 ? full_gpu_time * n * waves / ctas : full_gpu_time * n / s;
+    out.busy_sms = ctas > 0 ? std::min(s, ctas / waves) : s;
   }
   const double clock_factor =
       std::min(1.0, f.value() / (g.memory_clock_knee_fraction * g.clock_max.value()));
   const double hbm = g.memory_bandwidth_gbps * 1e9 * g.memory_efficiency * clock_factor;
   out.memory_time = k.bytes / (hbm * g.memory_sm_scaling(s / n));
-  out.duration = std::max(out.math_time, out.memory_time) + g.kernel_launch_overhead.value();
+  out.duration = out.active() + g.kernel_launch_overhead.value();
   out.duration = std::max(out.duration, g.host_launch_interval.value());
   out.held_sms = s;
   return out;
@@ -90,7 +121,12 @@ double Emulator::collective_alone(const Kernel& comm, int ctas, MHz f, double* b
                         ? gpu_.scale_out_bandwidth_per_gpu_gbps * 1e9
                         : gpu_.collective_busbw(ctas, f);
   if (busbw) *busbw = bw;
-  return gpu_.collective_latency.value() + workload::bus_bytes(comm) / std::max(bw, 1.0);
+  const double bytes = workload::bus_bytes(comm);
+  // A ring streams only once its first chunks have gone round every hop: a cost that grows with
+  // the message until the chunks reach their largest size.
+  const double fill = workload::ring_hops(comm) * gpu_.collective_fill_per_hop.value() *
+                      (1.0 - std::exp(-bytes / gpu_.collective_fill_bytes));
+  return gpu_.collective_latency.value() + fill + bytes / std::max(bw, 1.0);
 }
 
 double Emulator::active_sm_power(MHz f) const {
@@ -103,16 +139,32 @@ double Emulator::hbm_power(double bytes_per_second) const {
   return bytes_per_second * 8.0 * gpu_.memory_access_energy_pj_per_bit * 1e-12;
 }
 
-double Emulator::compute_power(const ComputeAlone& c, const Kernel& k, MHz f) const {
-  const double math_busy = c.math_time / c.duration;
-  return active_sm_power(f) * (c.busy_sms * math_busy +
-                               c.held_sms * (1.0 - math_busy) * gpu_.data_movement_sm_activity) +
-         gpu_.uncore_active_power.value() + hbm_power(k.bytes / c.duration);
+double Emulator::compute_power(const ComputeAlone& whole, const Kernel& k, MHz f, double held_sms,
+                               double stretch) const {
+  const GpuSpec& g = gpu_;
+  const double sm = active_sm_power(f);
+  const double running = whole.active() / whole.duration;  // not waiting between kernels
+  const double math = whole.active() > 0 ? whole.math_time / whole.active() : 0.0;
+  // Power while running, on the whole GPU: the memory system and fabric, the SMs' switching
+  // (tensor cores and the data path) and the HBM traffic.
+  const double running_power =
+      g.uncore_active_power.value() +
+      sm * (whole.busy_sms * math + whole.held_sms * (1.0 - math) * g.data_movement_sm_activity);
+  const double alone = running * running_power + hbm_power(k.bytes / whole.duration);
+  // A share of it is drawn for as long as the kernel holds its SMs (clock tree, schedulers,
+  // resident warps); the rest follows the work, which a stretched kernel does as much of over a
+  // longer time.
+  const double r = g.sm_resident_power_fraction;
+  const double held = r * running * running_power * held_sms / whole.held_sms;
+  return held + (alone - r * running * running_power) / stretch;
 }
 
-double Emulator::collective_power(const Kernel& comm, int ctas, double duration, MHz f) const {
-  return active_sm_power(f) * ctas * gpu_.data_movement_sm_activity +
-         hbm_power(gpu_.hbm_bytes_per_link_byte * workload::bus_bytes(comm) / duration);
+double Emulator::collective_power(const Kernel& comm, int ctas, double alone, double stretch,
+                                  MHz f) const {
+  // Its CTAs copy, reduce and poll flags at full speed whether data moves or not; its traffic
+  // is the same bytes over a longer time when stretched.
+  return active_sm_power(f) * ctas * gpu_.collective_sm_activity +
+         hbm_power(gpu_.hbm_bytes_per_link_byte * workload::bus_bytes(comm) / alone) / stretch;
 }
 
 Emulator::Phase Emulator::evaluate(const Kernel* compute, const Kernel* comm, int comm_sms,
@@ -122,6 +174,8 @@ Emulator::Phase Emulator::evaluate(const Kernel* compute, const Kernel* comm, in
   Phase p;
   p.clock = f;
   p.idle_power = g.idle_power_at(f).value();
+  p.compute = compute != nullptr;
+  p.comm = comm != nullptr;
   // NVLink traffic of the collective as a share of HBM bandwidth: what the compute kernel
   // beside it competes with (NVIDIA/nccl#1428: 2-3 HBM bytes per NVLink byte).
   double comm_busbw = 0;
@@ -132,32 +186,33 @@ Emulator::Phase Emulator::evaluate(const Kernel* compute, const Kernel* comm, in
     const double hbm = g.memory_bandwidth_gbps * 1e9 * g.memory_efficiency;
     comm_hbm_share = std::min(1.0, g.hbm_bytes_per_link_byte * comm_busbw / hbm);
     p.comm_duration = comm_alone;
-    p.dynamic_power += collective_power(*comm, comm_sms, comm_alone, f);
   }
-  if (!compute) return p;
-  const ComputeAlone c = compute_alone(*compute, n - (comm ? comm_sms : 0), f);
-  p.compute_duration = c.duration;
-  if (!comm) {
-    p.dynamic_power += compute_power(c, *compute, f);
+  if (!compute) {
+    if (comm) p.comm_power = collective_power(*comm, comm_sms, comm_alone, 1.0, f);
     return p;
   }
-  const ComputeAlone whole_gpu = compute_alone(*compute, n, f);
-  // Both kernels stretch while they share the GPU: the compute kernel with the HBM traffic the
-  // collective causes, worse the more memory-bound it is; the collective when it is
-  // latency-bound (few CTAs, far from saturating its links) and, as the memory path fills,
-  // with the traffic it moves itself.
-  const double memory_bound = std::min(1.0, c.memory_time / c.duration);
-  p.compute_duration *=
-      1.0 + comm_hbm_share * (1.0 + g.interference_memory_bound_gain * memory_bound);
-  // A stretched kernel (fewer SMs, more waves, interference) does the same work over a longer
-  // time; its SMs, resident and stalled, keep drawing part of their power meanwhile.
-  const double stretch = p.compute_duration / whole_gpu.duration;
-  p.dynamic_power += compute_power(whole_gpu, *compute, f) *
-                     (1.0 + g.stalled_power_fraction * (stretch - 1.0)) / stretch;
-  const double unsaturated =
-      std::max(0.0, 1.0 - comm_busbw / (g.collective_busbw_ceiling_gbps * 1e9));
-  p.comm_duration *= 1.0 + g.collective_stretch_latency_bound * unsaturated * (1.0 + memory_bound) +
-                     g.collective_stretch_memory * comm_hbm_share * comm_hbm_share;
+  const int held = n - (comm ? comm_sms : 0);
+  const ComputeAlone c = compute_alone(*compute, held, f);
+  const ComputeAlone whole_gpu = comm ? compute_alone(*compute, n, f) : c;
+  p.compute_duration = c.duration;
+  p.compute_gap_share = 1.0 - c.active() / c.duration;
+  if (comm) {
+    // Both kernels stretch while they share the GPU: the compute kernel with the HBM traffic
+    // the collective causes, worse the more memory-bound it is; the collective when it is
+    // latency-bound (few CTAs, far from saturating its links) and, as the memory path fills,
+    // with the traffic it moves itself.
+    const double memory_bound = std::min(1.0, c.memory_time / c.duration);
+    p.compute_duration *=
+        1.0 + comm_hbm_share * (1.0 + g.interference_memory_bound_gain * memory_bound);
+    const double unsaturated =
+        std::max(0.0, 1.0 - comm_busbw / (g.collective_busbw_ceiling_gbps * 1e9));
+    p.comm_duration *= 1.0 +
+                       g.collective_stretch_latency_bound * unsaturated * (1.0 + memory_bound) +
+                       g.collective_stretch_memory * comm_hbm_share * comm_hbm_share;
+    p.comm_power = collective_power(*comm, comm_sms, comm_alone, p.comm_duration / comm_alone, f);
+  }
+  p.compute_power =
+      compute_power(whole_gpu, *compute, f, held, p.compute_duration / whole_gpu.duration);
   return p;
 }
 
@@ -201,12 +256,24 @@ RunResult Emulator::run_partition(const PartitionProgram& program,
       (program.comm_sms < 1 || program.comm_sms >= gpu_.sm_count))
     throw Error("internal: a collective needs between 1 SM and all but one of the GPU's SMs");
   double t = 0, energy = 0, clock_s = 0;
+  RunLedger ledger;
   double comm_left = program.comm ? 1.0 : 0.0;  // fraction of the collective still to run
   bool comm_running = false;
   auto advance = [&](const Phase& p, double dt) {
     t += dt;
     energy += p.total_power() * dt;
     clock_s += p.clock.value() * dt;
+    ledger.idle += Joules(p.idle_power * dt);
+    ledger.compute_dynamic += Joules(p.compute_power * dt);
+    ledger.collective_dynamic += Joules(p.comm_power * dt);
+    const Seconds gap(p.compute ? dt * p.compute_gap_share : 0.0);
+    ledger.launch_gap_time += gap;
+    if (p.compute && p.comm)
+      ledger.overlap_time += Seconds(dt) - gap;
+    else if (p.compute)
+      ledger.compute_time += Seconds(dt) - gap;
+    else
+      ledger.collective_time += Seconds(dt);
   };
   for (std::size_t i = 0; i <= n; ++i) {
     if (program.comm && static_cast<std::size_t>(program.launch_index) == i) comm_running = true;
@@ -241,6 +308,7 @@ RunResult Emulator::run_partition(const PartitionProgram& program,
   r.static_energy = gpu_.static_power * r.time;
   r.dynamic_energy = Joules(energy) - r.static_energy;
   r.clock_seconds = clock_s;
+  r.ledger = ledger;
   return r;
 }
 
@@ -287,6 +355,17 @@ RunResult Emulator::measure(const RunResult& exact, Rng& rng, Seconds elapsed) c
   r.static_energy = gpu_.static_power * r.time;
   r.dynamic_energy = exact.dynamic_energy * std::max(0.5, energy_noise) * drift;
   r.clock_seconds = exact.clock_seconds * (r.time / exact.time);
+  // The reading's parts keep their shares of the exact run, so they still add up.
+  const double energy_scale =
+      exact.total_energy().value() > 0 ? r.total_energy() / exact.total_energy() : 1.0;
+  const double time_scale = exact.time.value() > 0 ? r.time / exact.time : 1.0;
+  r.ledger.idle = exact.ledger.idle * energy_scale;
+  r.ledger.compute_dynamic = exact.ledger.compute_dynamic * energy_scale;
+  r.ledger.collective_dynamic = exact.ledger.collective_dynamic * energy_scale;
+  r.ledger.compute_time = exact.ledger.compute_time * time_scale;
+  r.ledger.overlap_time = exact.ledger.overlap_time * time_scale;
+  r.ledger.collective_time = exact.ledger.collective_time * time_scale;
+  r.ledger.launch_gap_time = exact.ledger.launch_gap_time * time_scale;
   return r;
 }
 

@@ -42,24 +42,73 @@ double pipeline_replicas(const workload::Workload& w) {
   return static_cast<double>(w.gpus_per_stage()) * w.parallelism.dp;
 }
 
+Seconds ledger_time(const RunLedger& l) {
+  return l.compute_time + l.overlap_time + l.collective_time + l.launch_gap_time;
+}
+
 }  // namespace
+
+RunLedger scaled(const RunLedger& l, double n) {
+  return {l.idle * n,         l.compute_dynamic * n, l.collective_dynamic * n, l.compute_time * n,
+          l.overlap_time * n, l.collective_time * n, l.launch_gap_time * n};
+}
+
+Joules JobLedger::total() const {
+  return static_energy + idle + compute_dynamic + collective_dynamic + pipeline_waits;
+}
+
+Seconds JobLedger::gpu_time() const {
+  return compute_time + overlap_time + collective_time + launch_gap_time + wait_time;
+}
+
+JobLedger job_ledger(const workload::Workload& w,
+                     const std::vector<InstructionResult>& instructions, const OutsideWork& tail,
+                     const OutsideWork& transfers, Seconds iteration_time) {
+  RunLedger work = tail.ledger;
+  work += transfers.ledger;
+  const double runs = w.parallelism.microbatches * pipeline_replicas(w);
+  for (const auto& i : instructions) work += scaled(i.run.ledger, runs);
+  const Watts blocked = w.gpu.static_power;
+  const Seconds working = ledger_time(work);
+  const Seconds all = iteration_time * static_cast<double>(w.total_gpus());
+  JobLedger l;
+  l.static_energy = blocked * working;
+  l.idle = work.idle - l.static_energy;
+  l.compute_dynamic = work.compute_dynamic;
+  l.collective_dynamic = work.collective_dynamic;
+  l.wait_time = all - working;
+  l.pipeline_waits = blocked * l.wait_time;
+  l.compute_time = work.compute_time;
+  l.overlap_time = work.overlap_time;
+  l.collective_time = work.collective_time;
+  l.launch_gap_time = work.launch_gap_time;
+  return l;
+}
 
 OutsideWork pipeline_transfers(const workload::Workload& w, const Emulator& emulator,
                                const ClockPolicy& policy) {
   const auto& p = w.parallelism;
   if (p.pp == 1) return {};
   const RunResult r = emulator.run_kernel(workload::pipeline_transfer(w), policy);
-  return {r.time, r.dynamic_energy * (2.0 * p.microbatches * (p.pp - 1) * pipeline_replicas(w))};
+  const double transfers = 2.0 * p.microbatches * (p.pp - 1) * pipeline_replicas(w);
+  return {r.time, r.dynamic_energy * transfers, scaled(r.ledger, transfers)};
 }
 
-OutsideWork gradient_reductions(const workload::Workload& w, const Emulator& emulator,
-                                const ClockPolicy& policy) {
-  OutsideWork out;
-  if (w.parallelism.dp == 1 && w.parallelism.cp == 1) return out;
+IterationTail iteration_tail(const workload::Workload& w, const Emulator& emulator,
+                             const ClockPolicy& policy) {
+  IterationTail out;
+  const bool reduce = w.parallelism.dp > 1 || w.parallelism.cp > 1;
   for (int s = 0; s < w.parallelism.pp; ++s) {
-    const RunResult r = emulator.run_kernel(workload::gradient_reduction(w, s), policy);
-    out.time = std::max(out.time, r.time);
-    out.dynamic_energy += r.dynamic_energy * pipeline_replicas(w);
+    RunResult stage = emulator.run_kernel(workload::optimizer_step(w, s), policy);
+    const Seconds optimizer = stage.time;
+    if (reduce) stage += emulator.run_kernel(workload::gradient_reduction(w, s), policy);
+    if (stage.time > out.time) {
+      out.time = stage.time;
+      out.optimizer = optimizer;
+      out.gradient_reduction = stage.time - optimizer;
+    }
+    out.dynamic_energy += stage.dynamic_energy * pipeline_replicas(w);
+    out.ledger += scaled(stage.ledger, pipeline_replicas(w));
   }
   return out;
 }
@@ -102,14 +151,16 @@ IterationResult simulate_iteration(const workload::Workload& w, const Emulator& 
     }
   }
   const OutsideWork transfers = pipeline_transfers(w, emulator, policy);
-  const OutsideWork reductions = gradient_reductions(w, emulator, policy);
-  result.dynamic_energy += transfers.dynamic_energy + reductions.dynamic_energy;
+  const IterationTail tail = iteration_tail(w, emulator, policy);
+  result.dynamic_energy += transfers.dynamic_energy + tail.dynamic_energy;
   result.pipeline_transfer_time = transfers.time;
-  result.gradient_reduction_time = reductions.time;
+  result.gradient_reduction_time = tail.gradient_reduction;
+  result.optimizer_time = tail.optimizer;
   result.iteration_time =
-      pipeline_makespan(p.pp, p.microbatches, fwd, bwd, transfers.time) + reductions.time;
+      pipeline_makespan(p.pp, p.microbatches, fwd, bwd, transfers.time) + tail.time;
   result.static_energy =
       w.gpu.static_power * result.iteration_time * static_cast<double>(result.gpus);
+  result.ledger = job_ledger(w, result.instructions, tail, transfers, result.iteration_time);
   result.average_clock = MHz(busy > 0 ? clock_s / busy : 0);
   return result;
 }

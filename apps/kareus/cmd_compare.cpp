@@ -1,0 +1,37 @@
+// kareus compare: two plans side by side, and where their difference in time and energy comes
+// from (report/plan_compare.hpp).
+#include <iostream>
+
+#include "commands.hpp"
+#include "kareus/core/error.hpp"
+#include "kareus/report/plan_compare.hpp"
+
+namespace kareus::cli {
+
+void register_compare_command(CLI::App& app) {
+  struct Flags {
+    std::string plan;
+    std::string plan_b;
+    std::string a;
+    std::string b;
+    bool json = false;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand(
+      "compare", "Why one plan costs less than another: time and energy, term by term");
+  cmd->add_option("--plan", f->plan, "A directory written by kareus plan --out")->required();
+  cmd->add_option("--plan-b", f->plan_b,
+                  "Read B from this plan directory instead (the same workload)");
+  cmd->add_option("A", f->a,
+                  "METHOD[:fastest|:min-energy|:PLAN_ID] or selected (default: selected)");
+  cmd->add_option("B", f->b, "The same for the other plan (default: perseus)");
+  cmd->add_flag("--json", f->json, "Print one JSON document");
+  cmd->callback([f] {
+    const auto a = report::parse_plan_ref(f->a.empty() ? "selected" : f->a, "command line");
+    const auto b = report::parse_plan_ref(f->b.empty() ? "perseus" : f->b, "command line");
+    const auto c = report::compare_plans(f->plan, a, f->plan_b.empty() ? f->plan : f->plan_b, b);
+    std::cout << (f->json ? report::to_json(c).dump(2) + "\n" : report::render_text(c));
+  });
+}
+
+}  // namespace kareus::cli
