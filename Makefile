@@ -42,7 +42,8 @@ SANITIZE_TESTS := test_core test_hardware test_nvml test_workload test_schedule 
   capi_test test_frontier_cli test_plan_sweep test_cli_simulate test_cli_plan \
   test_cli_plan_outputs test_cli_plan_readout test_cli_clock_granularity \
   test_cli_plan_enforceable test_cli_overlap test_cli_energylens test_cli_devices \
-  test_cli_report test_cli_compare test_cli_run_schedule test_cli_bad_input_corpus
+  test_cli_report test_cli_compare test_cli_run_schedule test_cli_terminal_output \
+  test_cli_bad_input_corpus
 SANITIZE_SKIP_LABELS ?= sanitize_slow
 sanitize:
 	@scripts/setup.sh --no-build

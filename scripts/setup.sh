@@ -12,6 +12,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev coinor-libcbc-dev
   pybind11-dev python3-dev python3-pytest python3-torch libopenmpi-dev
   chromium
+  # Tests only: systemd-analyze checks the installed unit (tests/install/package_test.sh).
+  systemd
 )
 # npm fetches the charting libraries `kareus report` inlines (web/package.json). A Node.js from
 # elsewhere that already brings npm is used as it is: Debian's npm would conflict with it.

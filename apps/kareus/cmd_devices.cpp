@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "kareus/core/json.hpp"
+#include "kareus/core/printable.hpp"
 #include "kareus/core/table.hpp"
 #include "kareus/hardware/gpu_spec.hpp"
 #include "kareus/nvml/nvml.hpp"
@@ -90,9 +91,10 @@ std::string format_text(const std::vector<Device>& devices) {
   for (const Device& d : devices) {
     if (d.catalogue.empty())
       out += fmt::format("GPU {}: no entry in the catalogue (kareus gpus) for \"{}\"\n", d.index,
-                         d.name);
+                         printable(d.name));
     if (!d.energy_counter)
-      out += fmt::format("GPU {}: no energy counter ({})\n", d.index, d.energy_counter_note);
+      out += fmt::format("GPU {}: no energy counter ({})\n", d.index,
+                         printable(d.energy_counter_note));
   }
   return out;
 }

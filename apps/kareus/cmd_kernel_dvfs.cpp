@@ -12,6 +12,7 @@
 #include "deprecated_alias.hpp"
 #include "flag_checks.hpp"
 #include "kareus/core/error.hpp"
+#include "kareus/core/limits.hpp"
 #include "kareus/hardware/gpu_spec.hpp"
 #include "kareus/kernel_dvfs/emulated.hpp"
 #include "kareus/kernel_dvfs/profile_csv.hpp"
@@ -184,9 +185,9 @@ void register_kernel_dvfs_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   auto* trace_clock =
       cmd->add_option("--trace-clock", flags->trace_clock_mhz, "SM clock (MHz) the trace ran at");
-  trace_clock->check(positive_number());
+  trace_clock->check(positive_number_at_most(static_cast<double>(kMaxClockMhz)));
   add_deprecated_alias(cmd, trace_clock, "--trace-clock-mhz", flags->trace_clock_mhz)
-      ->check(positive_number());
+      ->check(positive_number_at_most(static_cast<double>(kMaxClockMhz)));
   flags->workload.add_to(*cmd);
   // The study emulates --layers layers on one GPU, not the model's training.
   flags->workload.training_job = false;
@@ -203,22 +204,22 @@ void register_kernel_dvfs_command(CLI::App& app) {
   cmd->add_option(
          "--power-limit-w", flags->power_limit_w,
          "GPU power limit for the default-governor baseline (default: the GPU's, when known)")
-      ->check(positive_number());
+      ->check(positive_number_at_most(kMaxPowerWatts));
   cmd->add_flag("--ideal", flags->ideal,
                 "Ignore clock-switch latency and energy, as the paper does");
   cmd->add_option("--switch-latency-ms", flags->switch_latency_ms,
                   "Latency of every clock switch (default 25 ms)")
-      ->check(non_negative_number());
+      ->check(non_negative_number_at_most(kMaxWaitMilliseconds));
   cmd->add_option("--switch-latency-csv", flags->switch_latency_csv,
                   "Measured L(from, to): from_mhz,to_mhz,latency_ms")
       ->check(CLI::ExistingFile);
   cmd->add_option("--switch-power-w", flags->switch_power_w,
                   "Power drawn while a switch stalls the stream (default: the GPU's static power, "
                   "else the lowest kernel power)")
-      ->check(non_negative_number());
+      ->check(non_negative_number_at_most(kMaxPowerWatts));
   cmd->add_option("--min-dwell-ms", flags->min_dwell_ms,
                   "Group consecutive kernels into phases lasting at least this long")
-      ->check(non_negative_number());
+      ->check(non_negative_number_at_most(kMaxWaitMilliseconds));
   cmd->add_option("--time-bins", flags->time_bins, "DP resolution: quanta of the time slack")
       ->check(integer_in(1, 1000000))
       ->capture_default_str();

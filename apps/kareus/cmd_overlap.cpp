@@ -11,6 +11,7 @@
 #include "kareus/core/byte_size.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
+#include "kareus/core/printable.hpp"
 #include "kareus/core/table.hpp"
 #include "kareus/executor/overlap.hpp"
 #include "kareus/hardware/gpu_spec.hpp"
@@ -61,24 +62,54 @@ std::vector<double> parse_shape(const std::string& text, std::size_t dims, const
   return out;
 }
 
-Kernel compute_kernel(const OverlapFlags& f) {
+// The compute kernel and the bytes its operands hold in GPU memory (2 bytes an element).
+struct Compute {
+  Kernel kernel;
+  double operand_bytes = 0;
+};
+
+Compute compute_kernel(const OverlapFlags& f) {
   require(f.dtype == "bf16" || f.dtype == "fp16", kWhere, "--dtype", f.dtype,
           "allowed: bf16, fp16 (the tensor-core rate the catalogue gives)");
   require(!f.shape.empty(), kWhere, "--shape", "", "required: the compute kernel's shape");
   if (f.compute == "gemm") {
     const auto s = parse_shape(f.shape, 3, "MxNxK");
-    return workload::gemm_kernel("gemm", s[0], s[1], s[2]);
+    // A (M x K), B (K x N) and C (M x N).
+    return {workload::gemm_kernel("gemm", s[0], s[1], s[2]),
+            2 * (s[0] * s[2] + s[2] * s[1] + s[0] * s[1])};
   }
   if (f.compute == "attention") {
     const auto s = parse_shape(f.shape, 4, "BxHxSxD (batch, heads, sequence, head dim)");
-    return workload::attention_kernel(s[0], s[2], s[2], s[1], s[1], s[3], false);
+    // Q, K, V and the output, each B x H x S x D.
+    return {workload::attention_kernel(s[0], s[2], s[2], s[1], s[1], s[3], false),
+            4 * 2 * s[0] * s[1] * s[2] * s[3]};
   }
   if (f.compute == "elementwise") {
     const auto s = parse_shape(f.shape, 1, "N (elements)");
     // A binary op such as a residual add: two inputs read, one output written.
-    return workload::memory_kernel("elementwise", workload::SlotClass::kNorm, 3 * 2 * s[0]);
+    return {workload::memory_kernel("elementwise", workload::SlotClass::kNorm, 3 * 2 * s[0]),
+            3 * 2 * s[0]};
   }
   throw Error::invalid(kWhere, "--compute", f.compute, "allowed: gemm, attention, elementwise");
+}
+
+// Both kernels run at once, so their buffers must fit in the GPU's memory together: a size
+// beyond it describes no run, and would only make the emulator report nonsense.
+void require_fits(const OverlapFlags& f, const GpuSpec& gpu, const Compute& compute,
+                  double comm_bytes) {
+  const double capacity = gpu.memory_capacity_gib * (1 << 30);
+  const auto holds = [&] {
+    return fmt::format("{} holds {:g} GiB", gpu.name, gpu.memory_capacity_gib);
+  };
+  require(comm_bytes <= capacity, kWhere, "--bytes", f.bytes,
+          fmt::format("the collective's buffer must fit in GPU memory: {}", holds()));
+  require(compute.operand_bytes <= capacity, kWhere, "--shape", f.shape,
+          fmt::format("its operands take {:.4g} GiB ({}); {}", compute.operand_bytes / (1 << 30),
+                      f.dtype, holds()));
+  require(compute.operand_bytes + comm_bytes <= capacity, kWhere, "--shape", f.shape,
+          fmt::format("its operands ({:.4g} GiB) and the collective's buffer ({:.4g} GiB) must fit "
+                      "in GPU memory together: {}",
+                      compute.operand_bytes / (1 << 30), comm_bytes / (1 << 30), holds()));
 }
 
 Kernel collective_kernel(const OverlapFlags& f) {
@@ -202,8 +233,10 @@ std::string format_sweep(const std::vector<executor::OverlapReport>& rows) {
 void run(const OverlapFlags& f) {
   require(!f.gpu.empty(), kWhere, "--gpu", "", "required: a GPU of `kareus gpus`");
   const GpuSpec gpu = load_gpu(f.gpu);
-  const Kernel compute = compute_kernel(f);
+  const Compute operands = compute_kernel(f);
+  const Kernel& compute = operands.kernel;
   const Kernel comm = collective_kernel(f);
+  require_fits(f, gpu, operands, comm.comm_bytes);
   const std::vector<int> sms = sm_counts(f, gpu);
   require(f.executor == "emulator" || f.executor == "cuda", kWhere, "--executor", f.executor,
           "allowed: emulator, cuda");
@@ -259,9 +292,10 @@ void run(const OverlapFlags& f) {
     std::cout << doc.dump(2) << "\n";
     return;
   }
-  const std::string what = fmt::format(
-      "{} {} {} beside {} of {:g} MiB over {} ranks on {}, {}, {}", f.compute, f.shape, f.dtype,
-      f.collective, comm.comm_bytes / (1 << 20), f.ranks, gpu.name, clock_text, executor_text);
+  const std::string what =
+      fmt::format("{} {} {} beside {} of {:g} MiB over {} ranks on {}, {}, {}", f.compute, f.shape,
+                  f.dtype, f.collective, comm.comm_bytes / (1 << 20), f.ranks, printable(gpu.name),
+                  clock_text, executor_text);
   std::cout << what << "\n\n"
             << (f.sweep_sms.empty() ? format_one(reports.front()) : format_sweep(reports));
 }

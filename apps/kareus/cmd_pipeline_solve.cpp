@@ -10,6 +10,7 @@
 #include "deprecated_alias.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
+#include "kareus/core/limits.hpp"
 #include "kareus/core/table.hpp"
 #include "kareus/frontier/deadline_refine.hpp"
 #include "kareus/frontier/frontier_polish.hpp"
@@ -268,8 +269,9 @@ void register_pipeline_solve_command(CLI::App& app) {
       throw Error("kareus pipeline-solve: --stage-profile is required: a per-stage profile CSV");
     require(flags->microbatches >= 1, "command line", "--microbatches",
             std::to_string(flags->microbatches), "must be at least 1");
-    require(flags->p_blocking_w >= 0, "command line", "--p-blocking",
-            format_number(flags->p_blocking_w), "must be a power in watts >= 0");
+    require(flags->p_blocking_w >= 0 && flags->p_blocking_w <= kMaxPowerWatts, "command line",
+            "--p-blocking", format_number(flags->p_blocking_w),
+            fmt::format("must be a power from 0 to {:g} W", kMaxPowerWatts));
     require(flags->unit_time_ms > 0, "command line", "--unit-time-ms",
             format_number(flags->unit_time_ms), "must be a positive number of milliseconds");
     require(flags->transfer_ms >= 0 && std::isfinite(flags->transfer_ms), "command line",
@@ -289,6 +291,8 @@ void register_pipeline_solve_command(CLI::App& app) {
               "must be a positive number of joules, at least the least iteration energy");
     Solved s;
     s.profile = frontier::read_stage_profile(flags->profile);
+    workload::require_instruction_count(static_cast<int>(s.profile.stages.size()),
+                                        flags->microbatches, "command line", "--microbatches");
     s.problem =
         frontier::pipeline_problem(s.profile, flags->microbatches, Watts(flags->p_blocking_w));
     s.problem.transfer = milliseconds(flags->transfer_ms);

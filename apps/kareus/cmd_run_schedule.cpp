@@ -11,6 +11,8 @@
 #include "flag_checks.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
+#include "kareus/core/limits.hpp"
+#include "kareus/core/printable.hpp"
 #include "kareus/core/table.hpp"
 #include "kareus/nvml/nvml.hpp"
 #include "kareus/runtime/daemon_client.hpp"
@@ -72,13 +74,16 @@ struct Played {
 };
 
 void play(const RunScheduleFlags& f, const Schedule& s, std::vector<Step>& steps, Played& out) {
+  // The daemon first: without it, "cannot connect to kareusd" is what the user must act on, even
+  // where this process could not load NVML either.
+  std::shared_ptr<runtime::DaemonClient> client;
+  if (!f.daemon.empty()) client = std::make_shared<runtime::DaemonClient>(f.daemon);
   auto nvml = std::make_shared<const nvml::Nvml>();
   std::unique_ptr<runtime::ClockBackend> backend;
-  if (f.daemon.empty()) {
-    backend = std::make_unique<runtime::NvmlClockBackend>(nvml, f.gpu);
-  } else {
-    auto client = std::make_shared<runtime::DaemonClient>(f.daemon);
+  if (client) {
     backend = std::make_unique<runtime::DaemonClockBackend>(client, f.gpu);
+  } else {
+    backend = std::make_unique<runtime::NvmlClockBackend>(nvml, f.gpu);
   }
   runtime::FrequencyController controller(s, f.stage, std::move(backend));
   runtime::EnergyMonitor monitor(nvml, {f.gpu});
@@ -97,12 +102,12 @@ void play(const RunScheduleFlags& f, const Schedule& s, std::vector<Step>& steps
 
 std::string format_report(const RunScheduleFlags& f, const Schedule& s,
                           const std::vector<Step>& steps, const Played* played) {
-  std::string out =
-      fmt::format("{} schedule for {} ({} stages), {}\n\n", s.method, s.gpu, s.stages.size(),
-                  played ? fmt::format("played on GPU {} holding each instruction "
-                                       "{:g} ms",
-                                       f.gpu, f.hold_ms)
-                         : std::string("dry run: nothing applied"));
+  std::string out = fmt::format("{} schedule for {} ({} stages), {}\n\n", s.method,
+                                printable(s.gpu), s.stages.size(),
+                                played ? fmt::format("played on GPU {} holding each instruction "
+                                                     "{:g} ms",
+                                                     f.gpu, f.hold_ms)
+                                       : std::string("dry run: nothing applied"));
   std::vector<std::string> header = {"stage",  "#",         "instruction",          "clock (MHz)",
                                      "action", "execution", "partitions (slot/SMs)"};
   if (played) header.insert(header.begin() + 5, "observed (MHz)");
@@ -167,6 +172,9 @@ Json report_json(const RunScheduleFlags& f, const Schedule& s, const std::vector
 }
 
 void run(const RunScheduleFlags& f) {
+  require(f.hold_ms >= 0 && f.hold_ms <= kMaxWaitMilliseconds, "run-schedule", "--hold-ms",
+          format_number(f.hold_ms),
+          fmt::format("must be from 0 to {:.0f} ms", kMaxWaitMilliseconds));
   const Schedule s = load_schedule(f.schedule);
   if (f.stage >= static_cast<int>(s.stages.size())) {
     throw Error::invalid("run-schedule", "--stage", std::to_string(f.stage),
@@ -178,8 +186,6 @@ void run(const RunScheduleFlags& f) {
             "choose the stage to play on this GPU (the schedule has several)");
     flags.stage = 0;
   }
-  require(flags.hold_ms >= 0, "run-schedule", "--hold-ms", format_number(flags.hold_ms),
-          "must be >= 0");
   std::vector<Step> steps = steps_of(s, flags.stage);
   Played played;
   if (!f.dry_run) play(flags, s, steps, played);

@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
+#include "kareus/core/printable.hpp"
 #include "kareus/core/table.hpp"
 #include "kareus/executor/iteration.hpp"
 #include "kareus/partition/partition.hpp"
@@ -55,8 +56,8 @@ std::string format_report(const workload::Workload& w, const emulator::Iteration
   std::string out = fmt::format(
       "{} on {} x {} (TP{} CP{} PP{} DP{}, {} microbatches of {} x {} tokens, recompute {}), "
       "{} execution, {}\n\n",
-      w.model.name, r.gpus, w.gpu.name, w.parallelism.tp, w.parallelism.cp, w.parallelism.pp,
-      w.parallelism.dp, w.parallelism.microbatches, w.parallelism.microbatch_size,
+      printable(w.model.name), r.gpus, printable(w.gpu.name), w.parallelism.tp, w.parallelism.cp,
+      w.parallelism.pp, w.parallelism.dp, w.parallelism.microbatches, w.parallelism.microbatch_size,
       w.parallelism.sequence_length, workload::to_string(w.parallelism.recompute), execution,
       clock_text);
   TextTable t({"figure", "whole job", "per GPU"});

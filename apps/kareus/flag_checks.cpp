@@ -7,24 +7,25 @@
 #include <cstdlib>
 #include <string>
 
+#include "kareus/core/decimal.hpp"
+
 namespace kareus::cli {
 namespace {
 
-// The number in `text`, or nan when it is not one in full.
+// The number in `text`, or nan when it is not a decimal number in full (0x1p-3 is not).
 double parse_number(const std::string& text) {
-  errno = 0;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE) return std::nan("");
-  return v;
+  return parse_decimal(text).value_or(std::nan(""));
 }
 
-CLI::Validator number_check(bool zero_allowed) {
-  const char* allowed = zero_allowed ? "a finite number >= 0" : "a finite number > 0";
+CLI::Validator number_check(bool zero_allowed, double max = HUGE_VAL) {
+  const std::string allowed =
+      std::isfinite(max)
+          ? fmt::format("a number {} and at most {:g}", zero_allowed ? ">= 0" : "> 0", max)
+          : std::string(zero_allowed ? "a finite number >= 0" : "a finite number > 0");
   return CLI::Validator(
-      [zero_allowed, allowed](std::string& text) -> std::string {
+      [zero_allowed, max, allowed](std::string& text) -> std::string {
         const double v = parse_number(text);
-        if (std::isfinite(v) && (zero_allowed ? v >= 0 : v > 0)) return {};
+        if (std::isfinite(v) && (zero_allowed ? v >= 0 : v > 0) && v <= max) return {};
         return fmt::format("{}: expected {}", text, allowed);
       },
       zero_allowed ? "NUMBER>=0" : "NUMBER>0");
@@ -83,6 +84,14 @@ CLI::Validator positive_number() {
 
 CLI::Validator non_negative_number() {
   return number_check(true);
+}
+
+CLI::Validator positive_number_at_most(double max) {
+  return number_check(false, max);
+}
+
+CLI::Validator non_negative_number_at_most(double max) {
+  return number_check(true, max);
 }
 
 CLI::Validator integer_in(long long min, long long max) {

@@ -11,6 +11,9 @@ namespace kareus::cli {
 CLI::Validator positive_number();
 // A finite number >= 0.
 CLI::Validator non_negative_number();
+// The same with a bound from kareus/core/limits.hpp.
+CLI::Validator positive_number_at_most(double max);
+CLI::Validator non_negative_number_at_most(double max);
 // An integer from 1 to `max`, with the bound in the message.
 CLI::Validator integer_in(long long min, long long max);
 

@@ -7,7 +7,7 @@
 #include "commands.hpp"
 #include "flag_checks.hpp"
 #include "kareus/core/error.hpp"
-#include "kareus/core/text_file.hpp"
+#include "kareus/core/printable.hpp"
 #include "kareus/version.hpp"
 
 int main(int argc, char** argv) {

@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "kareus/core/printable.hpp"
 #include "kareus/core/readable.hpp"
 #include "kareus/core/table.hpp"
 #include "kareus/report/partitions_file.hpp"
@@ -85,9 +86,9 @@ std::string plan_table(const planner::PlanResult& result, const planner::PlanReq
       "{} on {} x {} (TP{} CP{} PP{} DP{}, {} microbatches of {} x {})\n"
       "energy is per iteration for the whole job{}; reductions are positive when better "
       "(iso-*: against perseus)\n",
-      w.model.name, w.total_gpus(), w.gpu.name, w.parallelism.tp, w.parallelism.cp,
-      w.parallelism.pp, w.parallelism.dp, w.parallelism.microbatches, w.parallelism.microbatch_size,
-      w.parallelism.sequence_length, wide ? ", in joules" : "");
+      printable(w.model.name), w.total_gpus(), printable(w.gpu.name), w.parallelism.tp,
+      w.parallelism.cp, w.parallelism.pp, w.parallelism.dp, w.parallelism.microbatches,
+      w.parallelism.microbatch_size, w.parallelism.sequence_length, wide ? ", in joules" : "");
   const workload::MemoryEstimate memory = workload::estimate_memory(w);
   text += fmt::format(
       "memory per GPU: about {:.1f} of {:g} GiB (stage {}: {:.1f} model states, {:.1f} "

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "kareus/core/error.hpp"
+#include "kareus/core/printable.hpp"
 #include "kareus/nvml/nvml.hpp"
 #include "kareus/runtime/daemon.hpp"
 #include "kareus/version.hpp"
@@ -65,11 +66,11 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     daemon.run();
   } catch (const kareus::Error& e) {
-    std::fprintf(stderr, "kareusd: %s\n", e.what());
+    std::fprintf(stderr, "kareusd: %s\n", kareus::printable(e.what()).c_str());
     return kareus::exit_code(e.kind());
   } catch (const std::exception& e) {
     // Caught so that the stack unwinds: the Daemon destructor resets every GPU still locked.
-    std::fprintf(stderr, "kareusd: internal error: %s\n", e.what());
+    std::fprintf(stderr, "kareusd: internal error: %s\n", kareus::printable(e.what()).c_str());
     return 3;
   }
   return 0;

@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
+#include <unordered_set>
 
+#include "kareus/core/decimal.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/text_file.hpp"
 
@@ -90,13 +90,13 @@ CsvTable CsvTable::parse(std::string_view text, std::string source_name) {
     auto fields = split_csv_record(record);
     if (!have_header) {
       // A repeated column would be read from its first copy only, the second silently ignored.
-      for (std::size_t i = 0; i < fields.size(); ++i)
-        for (std::size_t j = 0; j < i; ++j)
-          if (fields[i] == fields[j])
-            throw Error(
-                fmt::format("{}:{}: column '{}' appears twice in the header: name each "
-                            "column once",
-                            table.source_, first_line, fields[i]));
+      std::unordered_set<std::string_view> names;
+      for (const std::string& name : fields)
+        if (!names.insert(name).second)
+          throw Error(
+              fmt::format("{}:{}: column '{}' appears twice in the header: name each "
+                          "column once",
+                          table.source_, first_line, name));
       table.header_ = std::move(fields);
       have_header = true;
       continue;
@@ -161,12 +161,9 @@ std::optional<std::string> CsvRow::optional_text(std::string_view column) const 
 std::optional<double> CsvRow::optional_number(std::string_view column) const {
   const auto cell = optional_text(column);
   if (!cell) return std::nullopt;
-  errno = 0;
-  char* end = nullptr;
-  const double v = std::strtod(cell->c_str(), &end);
-  if (end == cell->c_str() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
-    fail(column, "expected a finite number");
-  return v;
+  const auto v = parse_decimal(*cell);
+  if (!v) fail(column, "expected a finite number in decimal, such as 1.5 or 2e-3");
+  return *v;
 }
 
 double CsvRow::number(std::string_view column) const {

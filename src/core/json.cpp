@@ -6,9 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <functional>
 #include <limits>
-#include <set>
+#include <unordered_set>
 
 #include "kareus/core/error.hpp"
 #include "kareus/core/text_file.hpp"
@@ -65,31 +64,43 @@ std::string message_of(const Json::exception& e) {
 }
 
 // Where a document repeats a key in one object. nlohmann keeps the last value silently, so a
-// workload that says "tp" twice would run with whichever came second.
+// workload that says "tp" twice would run with whichever came second. A SAX pass of its own, not
+// a parser callback: nlohmann's callback parser searches the enclosing container for discarded
+// values after every object, which made an array of n objects cost n^2.
 class DuplicateKeyCheck {
  public:
-  bool operator()(int /*depth*/, Json::parse_event_t event, Json& parsed) {
-    switch (event) {
-      case Json::parse_event_t::object_start:
-        keys_.emplace_back();
-        break;
-      case Json::parse_event_t::object_end:
-        if (!keys_.empty()) keys_.pop_back();
-        break;
-      case Json::parse_event_t::key: {
-        const auto& key = parsed.get_ref<const std::string&>();
-        if (!keys_.empty() && !keys_.back().insert(key).second && !duplicate_) duplicate_ = key;
-        break;
-      }
-      default:
-        break;
-    }
+  bool null() { return true; }
+  bool boolean(bool /*value*/) { return true; }
+  bool number_integer(Json::number_integer_t /*value*/) { return true; }
+  bool number_unsigned(Json::number_unsigned_t /*value*/) { return true; }
+  bool number_float(Json::number_float_t /*value*/, const std::string& /*text*/) { return true; }
+  bool string(std::string& /*value*/) { return true; }
+  bool binary(Json::binary_t& /*value*/) { return true; }
+  bool start_array(std::size_t /*size*/) { return true; }
+  bool end_array() { return true; }
+  bool start_object(std::size_t /*size*/) {
+    keys_.emplace_back();
     return true;
+  }
+  bool end_object() {
+    keys_.pop_back();
+    return true;
+  }
+  // A key belongs to the innermost open object: arrays hold no keys.
+  bool key(std::string& key) {
+    if (keys_.back().insert(key).second) return true;
+    duplicate_ = key;
+    return false;
+  }
+  template <class Exception>
+  bool parse_error(std::size_t /*position*/, const std::string& /*token*/,
+                   const Exception& /*error*/) {
+    return false;
   }
   const std::optional<std::string>& duplicate() const { return duplicate_; }
 
  private:
-  std::vector<std::set<std::string>> keys_;
+  std::vector<std::unordered_set<std::string>> keys_;
   std::optional<std::string> duplicate_;
 };
 
@@ -247,6 +258,12 @@ JsonDocument JsonDocument::load_file(const std::filesystem::path& path) {
 }
 
 JsonDocument JsonDocument::parse(std::string_view text, std::string source_name) {
+  // nlohmann ends its input at a NUL byte, so `{"tp": 8}\0...` would parse as its first part.
+  if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+    throw Error(
+        fmt::format("{}: malformed JSON at byte {}: a NUL byte, which JSON text never holds",
+                    source_name, nul + 1));
+  }
   if (const auto at = too_deep_at(text)) {
     throw Error(fmt::format("{}: malformed JSON at byte {}: nested deeper than {} levels",
                             source_name, *at + 1, kMaxNesting));
@@ -260,8 +277,10 @@ JsonDocument JsonDocument::parse(std::string_view text, std::string source_name)
   auto parsed = std::make_shared<Parsed>();
   parsed->source = std::move(source_name);
   try {
+    parsed->json = Json::parse(text);
+    // Only a document that parsed reaches here, so the check stops only at a repeated key.
     DuplicateKeyCheck check;
-    parsed->json = Json::parse(text, std::ref(check));
+    Json::sax_parse(text, &check);
     if (check.duplicate()) {
       throw Error(fmt::format("{}: key \"{}\" appears twice in one object: give each key once",
                               parsed->source, *check.duplicate()));

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "kareus/core/error.hpp"
+#include "kareus/core/printable.hpp"
 
 namespace kareus {
 namespace {
@@ -16,14 +17,24 @@ bool looks_numeric(const std::string& s) {
          s[0] == '.';
 }
 
+// Cells hold names from files and devices (a GPU's, a kernel's, a scenario's): escaped once here,
+// so that no table prints a byte that drives the terminal or breaks the row.
+std::vector<std::string> printable_cells(std::vector<std::string> cells) {
+  for (std::string& cell : cells) cell = printable(cell);
+  return cells;
+}
+
 }  // namespace
+
+TextTable::TextTable(std::vector<std::string> header)
+    : header_(printable_cells(std::move(header))) {}
 
 void TextTable::add_row(std::vector<std::string> cells) {
   if (cells.size() != header_.size())
     throw Error(fmt::format("internal: table row has {} cells, header has {}", cells.size(),
                             header_.size()),
                 ErrorKind::kInternal);
-  rows_.push_back(std::move(cells));
+  rows_.push_back(printable_cells(std::move(cells)));
 }
 
 std::string TextTable::render() const {

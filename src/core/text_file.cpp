@@ -5,10 +5,10 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "kareus/core/error.hpp"
+#include "kareus/core/limits.hpp"
 
 namespace kareus {
 
@@ -16,6 +16,13 @@ std::string read_text_file(const std::filesystem::path& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw Error(fmt::format("{}: is a folder, expected a file", path.string()));
+  const auto too_big = [&] {
+    return Error(fmt::format("{}: more than {} bytes (1 GiB), the most an input file may hold",
+                             path.string(), kMaxInputFileBytes));
+  };
+  if (std::filesystem::is_regular_file(path, ec) &&
+      std::filesystem::file_size(path, ec) > kMaxInputFileBytes && !ec)
+    throw too_big();
   errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -23,27 +30,18 @@ std::string read_text_file(const std::filesystem::path& path) {
     throw Error(fmt::format("{}: cannot open file for reading ({})", path.string(),
                             err != 0 ? std::strerror(err) : "unknown reason"));
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
+  // Read at most one chunk past the bound also where the file system reports no size: a pipe,
+  // /dev/zero, a file under /proc.
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxInputFileBytes) throw too_big();
+  }
   if (in.bad()) throw Error::io(fmt::format("{}: read failed", path.string()));
-  std::string text = std::move(buffer).str();
   constexpr std::string_view kBom = "\xEF\xBB\xBF";
   if (std::string_view(text).substr(0, kBom.size()) == kBom) text.erase(0, kBom.size());
   return text;
-}
-
-std::string printable(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if ((byte < 0x20 && c != '\t') || byte == 0x7f) {
-      out += fmt::format("\\x{:02x}", byte);
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 }  // namespace kareus

@@ -19,6 +19,7 @@
 #include "dag_graph.hpp"
 #include "fast_end_lp.hpp"
 #include "kareus/core/error.hpp"
+#include "kareus/core/limits.hpp"
 #include "kareus/frontier/frontier_polish.hpp"
 #include "kareus/frontier/max_flow.hpp"
 #include "option_hull.hpp"
@@ -802,8 +803,10 @@ Seconds smallest_unit_time(const PipelineProblem& problem) {
   // rounded up): at most two per instruction.
   const auto steps = static_cast<double>(kMaxPipelineSolverSteps);
   const double margin = 2.0 * static_cast<double>(of.size());
-  require(margin < steps / 2, "pipeline problem", "instructions", std::to_string(of.size()),
-          fmt::format("at most {}", kMaxPipelineSolverSteps / 4));
+  static_assert(4 * kMaxInstructions <= kMaxPipelineSolverSteps,
+                "two units per instruction must leave half the steps");
+  require(static_cast<std::int64_t>(of.size()) <= kMaxInstructions, "pipeline problem",
+          "instructions", std::to_string(of.size()), fmt::format("at most {}", kMaxInstructions));
   return std::max({makespan / (steps - margin),
                    *std::max_element(slowest.begin(), slowest.end()) / steps,
                    problem.transfer / steps});

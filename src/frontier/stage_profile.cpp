@@ -8,6 +8,8 @@
 
 #include "kareus/core/csv.hpp"
 #include "kareus/core/error.hpp"
+#include "kareus/core/limits.hpp"
+#include "kareus/workload/pipeline.hpp"
 
 namespace kareus::frontier {
 namespace {
@@ -31,11 +33,22 @@ StageProfile parse(const CsvTable& table) {
   for (std::size_t i = 0; i < table.rows(); ++i) {
     const CsvRow row = table.row(i);
     const long stage = row.integer("stage");
-    if (stage < 0 || stage > 100000) row.fail("stage", "expected a stage id >= 0");
+    // Every stage runs at least one microbatch forward and backward.
+    constexpr long kMaxStages = kMaxInstructions / 2;
+    if (stage < 0 || stage >= kMaxStages)
+      row.fail("stage", fmt::format("expected a stage id from 0 to {} (at most {} instructions "
+                                    "per iteration)",
+                                    kMaxStages - 1, kMaxInstructions));
     const int direction = direction_index(row);
-    const double frequency = row.positive_number("frequency");
+    const double frequency = row.number("frequency");
+    if (!is_clock_mhz(frequency)) row.fail("frequency", kClockMhzAllowed);
     const double time = row.positive_number("time");
+    if (time > kMaxDurationSeconds)
+      row.fail("time", fmt::format("expected at most {:.0f} seconds for one instruction",
+                                   kMaxDurationSeconds));
     const double energy = row.positive_number("energy");
+    if (energy > kMaxEnergyJoules)
+      row.fail("energy", fmt::format("expected at most {:g} joules", kMaxEnergyJoules));
     const auto [it, inserted] = seen.emplace(std::tuple{stage, direction, frequency}, row.line());
     if (!inserted) {
       row.fail(
@@ -80,8 +93,8 @@ StageProfile read_stage_profile(const std::filesystem::path& path) {
 }
 
 PipelineProblem pipeline_problem(const StageProfile& profile, int microbatches, Watts p_blocking) {
-  require(microbatches >= 1, "pipeline problem", "microbatches", std::to_string(microbatches),
-          "must be at least 1");
+  workload::require_instruction_count(static_cast<int>(profile.stages.size()), microbatches,
+                                      "pipeline problem", "microbatches");
   require(p_blocking.value() >= 0, "pipeline problem", "p_blocking",
           format_number(p_blocking.value()), "a number of watts >= 0");
   PipelineProblem problem;

@@ -43,6 +43,8 @@ std::vector<MHz> GpuSpec::search_clocks() const {
 }
 
 bool GpuSpec::supports_clock(MHz f) const {
+  // NVML lists and locks whole MHz: 1740.5 or 1740.0001 is no clock of any GPU.
+  if (f.value() != std::round(f.value())) return false;
   if (f < clock_min - MHz(1e-9) || f > clock_max + MHz(1e-9)) return false;
   const double steps = (f - clock_min).value() / clock_step.value();
   return std::fabs(steps - std::round(steps)) < 1e-6;

@@ -8,6 +8,7 @@
 
 #include "kareus/core/csv.hpp"
 #include "kareus/core/error.hpp"
+#include "kareus/core/limits.hpp"
 
 namespace kareus::kernel_dvfs {
 namespace {
@@ -37,20 +38,33 @@ KernelSequence from_table(const CsvTable& table,
   table.require_columns({"kernel", "clock_mhz", "time_s", "energy_j"});
   if (table.rows() == 0) throw Error(source + ": no rows, expected one per kernel and clock");
 
+  std::set<double> gpu_clocks;
+  if (allowed_clocks)
+    for (MHz f : *allowed_clocks) gpu_clocks.insert(f.value());
   std::vector<std::string> order;
   std::map<std::string, Measured> kernels;
   for (std::size_t i = 0; i < table.rows(); ++i) {
     const CsvRow row = table.row(i);
     const std::string& name = row.text("kernel");
     if (name.empty()) row.fail("kernel", "a kernel name is required");
-    const double clock = row.positive_number("clock_mhz");
+    const double clock = row.number("clock_mhz");
+    if (!is_clock_mhz(clock)) row.fail("clock_mhz", kClockMhzAllowed);
+    if (allowed_clocks && !gpu_clocks.contains(clock))
+      row.fail("clock_mhz", fmt::format("not a supported clock of the GPU; allowed: {}",
+                                        list_clocks(gpu_clocks)));
     const double time = row.number("time_s");
-    if (!(time > 0)) row.fail("time_s", "expected a duration > 0 seconds");
+    if (!(time > 0 && time <= kMaxDurationSeconds))
+      row.fail("time_s", fmt::format("expected a duration > 0 and at most {:.0f} seconds",
+                                     kMaxDurationSeconds));
     const double energy = row.positive_number("energy_j");
+    if (energy > kMaxEnergyJoules)
+      row.fail("energy_j", fmt::format("expected at most {:g} joules", kMaxEnergyJoules));
     const std::optional<Direction> pass = parse_pass(row);
 
     auto [it, inserted] = kernels.try_emplace(name);
     if (inserted) {
+      if (static_cast<std::int64_t>(order.size()) == kMaxKernels)
+        row.fail("kernel", fmt::format("a profile may hold at most {} kernels", kMaxKernels));
       order.push_back(name);
       it->second.pass = pass;
     } else if (it->second.pass != pass) {
@@ -66,11 +80,14 @@ KernelSequence from_table(const CsvTable& table,
   std::set<double> clocks;
   std::string clocks_from;
   if (allowed_clocks) {
-    for (MHz f : *allowed_clocks) clocks.insert(f.value());
+    clocks = gpu_clocks;
     clocks_from = "the GPU's clock table";
   } else {
     for (const auto& [f, _] : kernels.at(order.front()).at) clocks.insert(f);
     clocks_from = fmt::format("the clocks of kernel '{}', the first in the file", order.front());
+    if (static_cast<std::int64_t>(clocks.size()) > kMaxClocks)
+      throw Error(fmt::format("{}: kernel '{}' has rows at {} clocks; a profile may use at most {}",
+                              source, order.front(), clocks.size(), kMaxClocks));
   }
   for (std::size_t i = 0; i < table.rows(); ++i) {
     const CsvRow row = table.row(i);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kareus/core/error.hpp"
+#include "kareus/core/printable.hpp"
 #include "kareus/core/table.hpp"
 #include "kareus/kernel_dvfs/study.hpp"
 
@@ -122,14 +123,15 @@ Json study_json(const KernelSequence& sequence, const StudyOptions& options,
 
 std::string study_text(const KernelSequence& sequence, const StudyOptions& options,
                        const StudyResult& result, bool with_plan) {
-  std::string out = fmt::format("Per-kernel DVFS: {} ({} kernels, {} clocks {}-{} MHz)\n",
-                                sequence.source, sequence.kernels.size(), sequence.clocks.size(),
-                                sequence.clocks.front().value(), sequence.clocks.back().value());
-  for (const auto& note : all_notes(sequence, result)) out += "  note: " + note + "\n";
+  std::string out =
+      fmt::format("Per-kernel DVFS: {} ({} kernels, {} clocks {}-{} MHz)\n",
+                  printable(sequence.source), sequence.kernels.size(), sequence.clocks.size(),
+                  sequence.clocks.front().value(), sequence.clocks.back().value());
+  for (const auto& note : all_notes(sequence, result)) out += "  note: " + printable(note) + "\n";
   if (options.ideal)
     out += "Switching: ideal (free and instantaneous, as in Spaan et al.)\n";
   else
-    out += fmt::format("Switching: stall model, {}\n", options.switching_source);
+    out += fmt::format("Switching: stall model, {}\n", printable(options.switching_source));
   if (options.min_dwell.value() > 0)
     out += fmt::format("Minimum dwell: {} ms per phase\n", to_milliseconds(options.min_dwell));
   out +=

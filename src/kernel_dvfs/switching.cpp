@@ -2,37 +2,40 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <optional>
 
 #include "kareus/core/csv.hpp"
 #include "kareus/core/error.hpp"
+#include "kareus/core/limits.hpp"
 
 namespace kareus::kernel_dvfs {
 namespace {
-
-std::optional<std::size_t> index_of(const std::vector<MHz>& clocks, double f) {
-  for (std::size_t c = 0; c < clocks.size(); ++c)
-    if (clocks[c].value() == f) return c;
-  return std::nullopt;
-}
 
 frontier::SwitchCost from_table(const CsvTable& table, const std::vector<MHz>& clocks,
                                 Watts power) {
   table.require_columns({"from_mhz", "to_mhz", "latency_ms"});
   const std::size_t n = clocks.size();
-  std::vector<std::vector<std::optional<Seconds>>> seen(n, std::vector<std::optional<Seconds>>(n));
+  std::map<double, std::size_t> index_of;
+  for (std::size_t c = 0; c < n; ++c) index_of.emplace(clocks[c].value(), c);
   std::string allowed;
   for (MHz f : clocks) allowed += (allowed.empty() ? "" : ", ") + format_number(f.value());
   allowed = "one of the profile's clocks: " + allowed + " MHz";
+  const auto clock_of = [&](const CsvRow& row, const char* column) {
+    const auto it = index_of.find(row.number(column));
+    if (it == index_of.end()) row.fail(column, allowed);
+    return it->second;
+  };
+  std::vector<std::vector<std::optional<Seconds>>> seen(n, std::vector<std::optional<Seconds>>(n));
   for (std::size_t i = 0; i < table.rows(); ++i) {
     const CsvRow row = table.row(i);
-    const auto from = index_of(clocks, row.number("from_mhz"));
-    if (!from) row.fail("from_mhz", allowed);
-    const auto to = index_of(clocks, row.number("to_mhz"));
-    if (!to) row.fail("to_mhz", allowed);
+    const std::size_t from = clock_of(row, "from_mhz");
+    const std::size_t to = clock_of(row, "to_mhz");
     const double ms = row.non_negative_number("latency_ms");
-    if (seen[*from][*to]) row.fail("to_mhz", "this (from_mhz, to_mhz) pair already has a row");
-    seen[*from][*to] = milliseconds(ms);
+    if (ms > kMaxWaitMilliseconds)
+      row.fail("latency_ms", fmt::format("expected at most {:g} ms", kMaxWaitMilliseconds));
+    if (seen[from][to]) row.fail("to_mhz", "this (from_mhz, to_mhz) pair already has a row");
+    seen[from][to] = milliseconds(ms);
   }
   frontier::SwitchCost cost;
   cost.power = power;

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
+#include "kareus/core/limits.hpp"
 
 namespace kareus::kernel_dvfs {
 namespace {
@@ -23,11 +25,94 @@ struct Range {
   std::optional<Direction> pass = std::nullopt;
 };
 
+// Kept in microseconds until the passes are assigned: absolute timestamps are ~1e15 us, and a
+// round trip through seconds could move a kernel edge across an annotation edge.
+struct Event {
+  Range range;
+  double dur_us;
+  std::string name;
+};
+
+// Timestamps are microseconds since some epoch; beyond 2^53 a double no longer holds every
+// microsecond, and kernel edges would round across annotation edges.
+constexpr double kMaxTimestampUs = 9007199254740992.0;
+
+double timestamp_us(const JsonValue& event) {
+  const JsonValue ts = event.at("ts");
+  const double t = ts.as_number();
+  if (std::fabs(t) > kMaxTimestampUs)
+    ts.fail(fmt::format("a timestamp within +-{:.0f} microseconds (2^53)", kMaxTimestampUs));
+  return t;
+}
+
 double duration_us(const JsonValue& event) {
   const JsonValue dur = event.at("dur");
   const double d = dur.as_number();
-  if (!(d > 0)) dur.fail("a kernel duration must be > 0 microseconds");
+  if (!(d > 0 && d <= kMaxDurationSeconds * 1e6))
+    dur.fail(fmt::format("a kernel duration must be > 0 and at most {:.0f} microseconds ({:.0f} s)",
+                         kMaxDurationSeconds * 1e6, kMaxDurationSeconds));
   return d;
+}
+
+// The shortest annotation seen so far among those ending at or after a given time, the first in
+// the file among equally long ones: a Fenwick tree of minima over the distinct end times, indexed
+// from the latest end down.
+class ShortestEnclosing {
+ public:
+  explicit ShortestEnclosing(const std::vector<Range>& annotations) : annotations_(annotations) {
+    for (const Range& a : annotations) ends_.push_back(a.end_us);
+    std::sort(ends_.begin(), ends_.end());
+    ends_.erase(std::unique(ends_.begin(), ends_.end()), ends_.end());
+    tree_.assign(ends_.size() + 1, kNone);
+  }
+  void add(std::size_t annotation) {
+    const auto at = std::lower_bound(ends_.begin(), ends_.end(), annotations_[annotation].end_us);
+    for (std::size_t i = from_latest(at); i < tree_.size(); i += i & (~i + 1))
+      if (tree_[i] == kNone || shorter(annotation, tree_[i])) tree_[i] = annotation;
+  }
+  // Among the added annotations that end at or after `end_us`; kNone when there is none.
+  std::size_t shortest_ending_after(double end_us) const {
+    std::size_t best = kNone;
+    const auto at = std::lower_bound(ends_.begin(), ends_.end(), end_us);
+    for (std::size_t i = from_latest(at); i > 0; i -= i & (~i + 1))
+      if (tree_[i] != kNone && (best == kNone || shorter(tree_[i], best))) best = tree_[i];
+    return best;
+  }
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
+ private:
+  // 1-based Fenwick index of the end time at `at`, counted from the latest end (0: past the end).
+  std::size_t from_latest(std::vector<double>::const_iterator at) const {
+    return static_cast<std::size_t>(ends_.end() - at);
+  }
+  bool shorter(std::size_t a, std::size_t b) const {
+    const double la = annotations_[a].end_us - annotations_[a].begin_us;
+    const double lb = annotations_[b].end_us - annotations_[b].begin_us;
+    return la < lb || (la == lb && a < b);
+  }
+  const std::vector<Range>& annotations_;
+  std::vector<double> ends_;
+  std::vector<std::size_t> tree_;
+};
+
+// Each kernel's pass from the innermost (shortest) annotation that encloses it, in (n + m) log m
+// for n kernels sorted by start and m annotations: a sweep over start times adds the annotations
+// that have begun, and the tree answers which of them still runs when the kernel ends.
+void assign_passes(std::vector<Event>& kernels, const std::vector<Range>& annotations) {
+  std::vector<std::size_t> by_begin(annotations.size());
+  for (std::size_t i = 0; i < by_begin.size(); ++i) by_begin[i] = i;
+  std::stable_sort(by_begin.begin(), by_begin.end(), [&](std::size_t a, std::size_t b) {
+    return annotations[a].begin_us < annotations[b].begin_us;
+  });
+  ShortestEnclosing open(annotations);
+  std::size_t next = 0;
+  for (Event& kernel : kernels) {
+    Range& k = kernel.range;
+    for (; next < by_begin.size() && annotations[by_begin[next]].begin_us <= k.begin_us; ++next)
+      open.add(by_begin[next]);
+    const std::size_t a = open.shortest_ending_after(k.end_us);
+    if (a != ShortestEnclosing::kNone) k.pass = annotations[a].pass;
+  }
 }
 
 TorchTrace from_document(const JsonDocument& doc, const std::string& source) {
@@ -37,13 +122,6 @@ TorchTrace from_document(const JsonDocument& doc, const std::string& source) {
   if (!events.is_array()) events.fail("expected the array of trace events");
 
   std::vector<Range> annotations;
-  // Kept in microseconds until the passes are assigned: absolute timestamps are ~1e15 us, and a
-  // round trip through seconds could move a kernel edge across an annotation edge.
-  struct Event {
-    Range range;
-    double dur_us;
-    std::string name;
-  };
   std::vector<Event> kernels;
   for (std::size_t i = 0; i < events.size(); ++i) {
     const JsonValue event = events.at(i);
@@ -54,7 +132,7 @@ TorchTrace from_document(const JsonDocument& doc, const std::string& source) {
     if (ph.as_string() != "X") ph.fail("expected \"X\" (a complete event with ts and dur)");
     const std::string name = event.string("name");
     if (name.empty()) event.at("name").fail("expected a non-empty kernel name");
-    const double ts = event.number("ts");
+    const double ts = timestamp_us(event);
     const double dur = duration_us(event);
     if (cat == "gpu_user_annotation") {
       const std::string n = lower(name);
@@ -66,6 +144,8 @@ TorchTrace from_document(const JsonDocument& doc, const std::string& source) {
       if (pass) annotations.push_back({ts, ts + dur, pass});
       continue;
     }
+    if (static_cast<std::int64_t>(kernels.size()) == kMaxKernels)
+      event.fail(fmt::format("a trace may hold at most {} kernel events", kMaxKernels));
     kernels.push_back({{ts, ts + dur, std::nullopt}, dur, name});
   }
   if (kernels.empty())
@@ -77,21 +157,13 @@ TorchTrace from_document(const JsonDocument& doc, const std::string& source) {
   std::stable_sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) {
     return a.range.begin_us < b.range.begin_us;
   });
+  assign_passes(kernels, annotations);
   TorchTrace trace;
   trace.source = source;
   double busy_until = kernels.front().range.begin_us;
   for (auto& [k, dur_us, name] : kernels) {
     if (k.begin_us < busy_until) ++trace.overlapping;
     busy_until = std::max(busy_until, k.end_us);
-    // The innermost (shortest) enclosing annotation decides.
-    double narrowest = 0;
-    for (const auto& a : annotations) {
-      if (a.begin_us <= k.begin_us && k.end_us <= a.end_us &&
-          (k.pass == std::nullopt || a.end_us - a.begin_us < narrowest)) {
-        k.pass = a.pass;
-        narrowest = a.end_us - a.begin_us;
-      }
-    }
     trace.kernels.push_back({name, k.pass, microseconds(k.begin_us), microseconds(dur_us)});
   }
   return trace;

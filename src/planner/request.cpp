@@ -8,6 +8,7 @@
 #include <set>
 
 #include "kareus/core/error.hpp"
+#include "kareus/core/limits.hpp"
 #include "kareus/frontier/unit_time.hpp"
 #include "kareus/partition/partition.hpp"
 
@@ -64,8 +65,8 @@ void check_with(const PlanOptions& o, const workload::Workload& w, const FieldCh
   c.number(o.unit_time.value() > 0 && std::isfinite(o.unit_time.value()), "unit_time_s",
            o.unit_time.value(), "must be positive");
   const double latency = o.partition_clocks.switch_latency.value();
-  c.number(std::isfinite(latency) && latency >= 0, "switch_latency_s", latency,
-           "must be a finite duration >= 0");
+  c.number(latency >= 0 && latency <= kMaxWaitMilliseconds / 1e3, "switch_latency_s", latency,
+           "must be a duration from 0 to one minute");
   check_selection(o.selection, c);
   if (needs_nanobatch_split(o.methods))
     partition::require_nanobatch_split(w, std::string(c.where()));

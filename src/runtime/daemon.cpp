@@ -9,6 +9,7 @@
 
 #include "daemon_state.hpp"
 #include "kareus/core/error.hpp"
+#include "kareus/core/printable.hpp"
 #include "unix_socket.hpp"
 
 namespace kareus::runtime {
@@ -18,10 +19,34 @@ Json failure(const std::string& message) {
   return {{"ok", false}, {"error", message}};
 }
 
+// The folder kareusd may create: where the systemd unit and the defaults put the socket and the
+// state file. Any other folder must exist, so that a root daemon never makes one where a
+// mistyped --socket points.
+const std::filesystem::path kRunDir = "/run/kareus";
+
+void require_folder(const std::filesystem::path& file, std::string_view flag) {
+  const std::filesystem::path folder = file.parent_path();
+  std::error_code ec;
+  if (folder.empty() || std::filesystem::is_directory(folder, ec)) return;
+  if (folder == kRunDir && !std::filesystem::exists(folder, ec)) {
+    std::filesystem::create_directory(folder, ec);
+    if (!ec) std::filesystem::permissions(folder, std::filesystem::perms(0755), ec);
+    if (ec)
+      throw Error::io(fmt::format("{} = {}: cannot create {}: {}", flag, file.string(),
+                                  folder.string(), ec.message()));
+    return;
+  }
+  throw Error(
+      fmt::format("{} = {}: folder {} does not exist; create it first (kareusd creates "
+                  "only {})",
+                  flag, file.string(), folder.string(), kRunDir.string()));
+}
+
 }  // namespace
 
 void daemon_log(const std::string& text) {
-  std::fprintf(stderr, "kareusd: %s\n", text.c_str());
+  // Log lines quote what clients sent and what NVML reports.
+  std::fprintf(stderr, "kareusd: %s\n", printable(text).c_str());
 }
 
 std::filesystem::path default_daemon_socket() {
@@ -31,6 +56,8 @@ std::filesystem::path default_daemon_socket() {
 
 Daemon::Daemon(std::shared_ptr<const nvml::Nvml> nvml, DaemonOptions options)
     : nvml_(std::move(nvml)), options_(std::move(options)), device_count_(nvml_->device_count()) {
+  require_folder(options_.socket_path, "--socket");
+  require_folder(options_.state_file, "--state-file");
   // The socket first: it refuses when another kareusd serves there, which must keep its clocks
   // and its state file. Clients wait in the backlog until run().
   listen_fd_ = listen_unix(options_.socket_path, options_.group);
@@ -88,11 +115,27 @@ void Daemon::reset(unsigned gpu) {
   save_state();
 }
 
-void Daemon::check_owner(int client, unsigned gpu) const {
-  auto it = owner_.find(gpu);
-  if (it == owner_.end() || it->second != client)
+void Daemon::connect(int client, DaemonPeer peer) {
+  peers_[client] = peer;
+}
+
+std::string Daemon::describe(int client) const {
+  const auto it = peers_.find(client);
+  if (it == peers_.end()) return "another client";
+  return fmt::format("client {} (uid {}, pid {})", client, it->second.uid, it->second.pid);
+}
+
+bool Daemon::check_may_change(int client, unsigned gpu) const {
+  const auto it = owner_.find(gpu);
+  if (it == owner_.end())
     throw Error::invalid("request", "/gpu", std::to_string(gpu),
                          "this client has not registered that GPU");
+  if (it->second == client) return false;
+  const auto peer = peers_.find(client);
+  if (peer != peers_.end() && peer->second.uid == 0) return true;
+  throw Error::invalid("request", "/gpu", std::to_string(gpu),
+                       fmt::format("held by {}; only that client or root may change or release it",
+                                   describe(it->second)));
 }
 
 Json Daemon::handle_register(int client, const DaemonRequest& request) {
@@ -100,7 +143,7 @@ Json Daemon::handle_register(int client, const DaemonRequest& request) {
     auto it = owner_.find(request.gpus[i]);
     if (it != owner_.end() && it->second != client)
       throw Error::invalid("request", fmt::format("/gpus/{}", i), std::to_string(request.gpus[i]),
-                           "registered by another client");
+                           fmt::format("registered by {}", describe(it->second)));
   }
   Json out = Json::array();
   for (unsigned gpu : request.gpus) {
@@ -119,7 +162,9 @@ Json Daemon::handle_register(int client, const DaemonRequest& request) {
 
 Json Daemon::handle_set(int client, const DaemonRequest& request) {
   const unsigned gpu = request.gpu;
-  check_owner(client, gpu);
+  if (check_may_change(client, gpu))
+    daemon_log(fmt::format("root {} sets gpu {}, held by {}, to {} MHz", describe(client), gpu,
+                           describe(owner_.at(gpu)), request.clock_mhz));
   const auto& supported = supported_.at(gpu);
   if (std::find(supported.begin(), supported.end(), request.clock_mhz) == supported.end()) {
     throw Error::invalid("request", "/clock_mhz", std::to_string(request.clock_mhz),
@@ -142,10 +187,16 @@ Json Daemon::handle_set(int client, const DaemonRequest& request) {
 }
 
 Json Daemon::handle_reset(int client, const DaemonRequest& request) {
-  check_owner(client, request.gpu);
+  const bool for_another = check_may_change(client, request.gpu);
   nvml_->reset_locked_sm_clocks(request.gpu);
   locked_.erase(request.gpu);
   save_state();
+  if (for_another) {
+    // Released: the holder no longer has it, and another client may register it.
+    daemon_log(fmt::format("root {} released gpu {}, held by {}", describe(client), request.gpu,
+                           describe(owner_.at(request.gpu))));
+    owner_.erase(request.gpu);
+  }
   return {{"ok", true}};
 }
 
@@ -195,6 +246,7 @@ void Daemon::disconnect(int client) {
     }
     it = owner_.erase(it);
   }
+  peers_.erase(client);
 }
 
 bool Daemon::holds_gpu(int client) const {

@@ -27,7 +27,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A client that sends more than this without a newline is not speaking the protocol.
+// The longest request, without its newline (docs/runtime.md): a longer one is not the protocol.
 constexpr std::size_t kMaxLine = 64 * 1024;
 // Replies a client has not read. The largest reply (register of every GPU of an 8-GPU machine)
 // is a few KiB and DaemonClient waits for each reply, so a client past this is not reading.
@@ -172,6 +172,7 @@ class Server {
         continue;
       }
       daemon_log(fmt::format("{} connected", who(fd, peer)));
+      daemon_.connect(fd, {peer.uid, peer.pid});
       connections_[fd] = Connection{peer, {}, {}, Clock::now(), false};
     }
   }
@@ -211,20 +212,23 @@ class Server {
   }
 
   void answer(int fd, Connection& c) {
-    for (std::size_t nl;
-         c.out.size() <= kMaxQueued && (nl = c.in.find('\n')) != std::string::npos;) {
+    while (c.out.size() <= kMaxQueued) {
+      const std::size_t nl = c.in.find('\n');
+      // A request is at most kMaxLine bytes before its newline, whether or not the newline came
+      // in the same read.
+      if ((nl == std::string::npos ? c.in.size() : nl) > kMaxLine) {
+        c.out += Daemon::reply_line(
+            {{"ok", false},
+             {"error",
+              fmt::format("request: longer than {} bytes; closing the connection", kMaxLine)}});
+        c.in.clear();
+        c.closing = true;
+        return;
+      }
+      if (nl == std::string::npos) return;
       c.out += Daemon::reply_line(daemon_.handle(fd, c.in.substr(0, nl)));
       c.in.erase(0, nl + 1);
       c.progress = Clock::now();
-    }
-    if (c.in.size() > kMaxLine && c.in.find('\n') == std::string::npos) {
-      c.out += Daemon::reply_line(
-          {{"ok", false},
-           {"error", fmt::format("request: longer than {} bytes without a newline; closing the "
-                                 "connection",
-                                 kMaxLine)}});
-      c.in.clear();
-      c.closing = true;
     }
   }
 

@@ -51,8 +51,8 @@ void write_daemon_state(const std::filesystem::path& path, const std::set<unsign
   const std::string text =
       Json{{"locked_gpus", std::vector<unsigned>(locked_gpus.begin(), locked_gpus.end())}}.dump() +
       "\n";
-  std::error_code ignored;  // a directory that cannot be made fails mkostemp, with its reason
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ignored);
+  // The folder exists (the daemon checks it at start); one removed since fails mkostemp, with
+  // its reason.
   std::string temporary = path.string() + ".XXXXXX";
   const int fd = mkostemp(temporary.data(), O_CLOEXEC);
   bool written = fd >= 0 && fchmod(fd, 0644) == 0 && write_all(fd, text) && fsync(fd) == 0;

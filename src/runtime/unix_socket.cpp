@@ -63,8 +63,6 @@ int listen_unix(const std::filesystem::path& path, std::optional<gid_t> group) {
     }
     unlink(path.c_str());
   }
-  std::error_code ignored;
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ignored);
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   // 0660: the owner (root) and the group connect; peer credentials are checked again at accept.
   if (fd < 0 || bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "kareus/core/error.hpp"
+#include "kareus/core/limits.hpp"
 
 namespace kareus {
 namespace {
@@ -29,14 +30,43 @@ int small_int(const JsonValue& value, std::int64_t min) {
   return static_cast<int>(v);
 }
 
-std::map<std::string, PartitionLaunch> parse_partitions(const JsonValue& object) {
+int clock_mhz(const JsonValue& value) {
+  const std::int64_t v = value.as_integer();
+  if (!is_clock_mhz(static_cast<double>(v))) value.fail(kClockMhzAllowed);
+  return static_cast<int>(v);
+}
+
+// `text` without `prefix` when it starts with it.
+std::optional<std::string_view> after(std::string_view text, std::string_view prefix) {
+  if (!text.starts_with(prefix)) return std::nullopt;
+  return text.substr(prefix.size());
+}
+
+bool is_any_of(std::string_view text, std::initializer_list<std::string_view> names) {
+  return std::find(names.begin(), names.end(), text) != names.end();
+}
+
+// "fwd_" or "bwd_", the partitions of the instruction's own direction (or the recomputed forward).
+std::map<std::string, PartitionLaunch> parse_partitions(const JsonValue& object,
+                                                        std::string_view prefix) {
   std::map<std::string, PartitionLaunch> out;
   for (const std::string& key : object.keys()) {
     const JsonValue launch = object.at(key);
+    if (!after(key, prefix) || !is_partition_key(key)) {
+      launch.fail(
+          fmt::format("not a partition of this instruction: expected {}attn, {}mlp, or "
+                      "under context parallelism {}qkv, {}ao, {}o or {}a followed by "
+                      "_ar, _ag, _rs or _p2p",
+                      prefix, prefix, prefix, prefix, prefix, prefix));
+    }
     launch.reject_unknown_keys({"slot", "sms"});
     PartitionLaunch p;
     p.slot = launch.string("slot");
-    if (p.slot.empty()) launch.at("slot").fail("expected a launch slot name such as \"norm_0\"");
+    if (!is_launch_slot(p.slot)) {
+      launch.at("slot").fail(
+          "expected a launch slot: norm, linear, rope, attn, activation or none, then _ and its "
+          "index, such as \"norm_0\"");
+    }
     p.sms = small_int(launch.at("sms"), 1);
     out.emplace(key, std::move(p));
   }
@@ -49,12 +79,13 @@ ScheduleInstruction parse_instruction(const JsonValue& json) {
   ScheduleInstruction in;
   in.microbatch = small_int(json.at("microbatch"), 0);
   in.direction = one_of(json.at("direction"), {"forward", "backward"});
-  in.clock = MHz(static_cast<double>(small_int(json.at("clock_mhz"), 1)));
+  in.clock = MHz(static_cast<double>(clock_mhz(json.at("clock_mhz"))));
   in.execution = one_of(json.at("execution"), {"sequential", "nanobatch"});
-  if (auto partitions = json.find("partitions")) in.partitions = parse_partitions(*partitions);
+  if (auto partitions = json.find("partitions"))
+    in.partitions = parse_partitions(*partitions, in.direction == "forward" ? "fwd_" : "bwd_");
   if (auto recompute = json.find("recompute_partitions")) {
     if (in.direction != "backward") recompute->fail("only a backward instruction recomputes");
-    in.recompute_partitions = parse_partitions(*recompute);
+    in.recompute_partitions = parse_partitions(*recompute, "fwd_");
   }
   if (auto t = json.find("predicted_time_s")) in.predicted_time = Seconds(t->as_positive_number());
   const bool has_partitions = !in.partitions.empty() || !in.recompute_partitions.empty();
@@ -68,7 +99,7 @@ ScheduleInstruction parse_instruction(const JsonValue& json) {
     if (in.execution != "nanobatch") steps->fail("only a nanobatch instruction has steps");
     if (!steps->is_array() || steps->size() == 0) steps->fail("expected a non-empty array");
     for (std::size_t i = 0; i < steps->size(); ++i)
-      in.step_clocks.emplace_back(static_cast<double>(small_int(steps->at(i), 1)));
+      in.step_clocks.emplace_back(static_cast<double>(clock_mhz(steps->at(i))));
     if (in.step_clocks.front() != in.clock)
       steps->at(0).fail(fmt::format("expected clock_mhz ({:.0f}): the instruction starts at it",
                                     in.clock.value()));
@@ -101,7 +132,8 @@ int check_order(const JsonValue& instructions, const StageSchedule& stage) {
   return next_forward;
 }
 
-StageSchedule parse_stage(const JsonValue& json, int index) {
+// `earlier`: the instructions of the stages before this one, which count towards the bound.
+StageSchedule parse_stage(const JsonValue& json, int index, std::size_t earlier) {
   // "summary" is derived from the instructions when written (stage_summary) and ignored here.
   json.reject_unknown_keys({"stage", "summary", "instructions"});
   StageSchedule stage;
@@ -111,6 +143,12 @@ StageSchedule parse_stage(const JsonValue& json, int index) {
   const JsonValue instructions = json.at("instructions");
   if (!instructions.is_array() || instructions.size() == 0) {
     instructions.fail("expected a non-empty array of instructions");
+  }
+  if (earlier + instructions.size() > static_cast<std::size_t>(kMaxInstructions)) {
+    instructions.fail(
+        fmt::format("{} instructions in stages 0..{}; a schedule holds at most {} "
+                    "in all its stages",
+                    earlier + instructions.size(), index, kMaxInstructions));
   }
   for (std::size_t i = 0; i < instructions.size(); ++i) {
     stage.instructions.push_back(parse_instruction(instructions.at(i)));
@@ -155,8 +193,10 @@ Schedule schedule_from(const JsonValue& root) {
   const JsonValue stages = root.at("stages");
   if (!stages.is_array() || stages.size() == 0) stages.fail("expected a non-empty array of stages");
   int microbatches = -1;
+  std::size_t instruction_count = 0;
   for (std::size_t i = 0; i < stages.size(); ++i) {
-    s.stages.push_back(parse_stage(stages.at(i), static_cast<int>(i)));
+    s.stages.push_back(parse_stage(stages.at(i), static_cast<int>(i), instruction_count));
+    instruction_count += s.stages.back().instructions.size();
     const JsonValue instructions = stages.at(i).at("instructions");
     const int count = check_order(instructions, s.stages.back());
     if (microbatches >= 0 && count != microbatches) {
@@ -168,6 +208,28 @@ Schedule schedule_from(const JsonValue& root) {
 }
 
 }  // namespace
+
+bool is_partition_key(std::string_view key) {
+  std::optional<std::string_view> rest = after(key, "fwd_");
+  if (!rest) rest = after(key, "bwd_");
+  if (!rest) return false;
+  if (*rest == "attn" || *rest == "mlp") return true;
+  // Under context parallelism a segment is named after what it computes and the collective
+  // beside it: qkv_ag, ao_rs, a_p2p, ...
+  const std::size_t cut = rest->rfind('_');
+  return cut != std::string_view::npos &&
+         is_any_of(rest->substr(0, cut), {"qkv", "ao", "o", "a"}) &&
+         is_any_of(rest->substr(cut + 1), {"ar", "ag", "rs", "p2p"});
+}
+
+bool is_launch_slot(std::string_view slot) {
+  const std::size_t cut = slot.rfind('_');
+  if (cut == std::string_view::npos) return false;
+  const std::string_view index = slot.substr(cut + 1);
+  return is_any_of(slot.substr(0, cut), {"norm", "linear", "rope", "attn", "activation", "none"}) &&
+         !index.empty() && index.size() <= 6 &&
+         std::all_of(index.begin(), index.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
 
 Schedule parse_schedule(std::string_view text, const std::string& source_name) {
   return schedule_from(JsonDocument::parse(text, source_name).root());

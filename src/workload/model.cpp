@@ -44,6 +44,11 @@ ModelConfig load_model(const std::string& name_or_path) {
   // A name too long for the file system is an unknown name, not an exception.
   std::error_code missing;
   if (!fs::exists(path, missing)) {
+    // Not a catalogue name (a folder may share one, e.g. an earlier plan's --out).
+    if (fs::is_directory(name_or_path, missing))
+      throw Error::invalid("", "model", name_or_path,
+                           "is a folder; give the config.json in it (an HF config) or a model "
+                           "name (kareus models)");
     std::string known;
     for (const auto& n : list_models()) known += (known.empty() ? "" : ", ") + n;
     throw Error::invalid("", "model", name_or_path,

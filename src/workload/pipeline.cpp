@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "kareus/core/error.hpp"
+#include "kareus/core/limits.hpp"
 
 namespace kareus::workload {
 
@@ -42,10 +44,20 @@ std::vector<int> PipelineDag::topological_order() const {
   return order;
 }
 
+void require_instruction_count(int stages, int microbatches, std::string_view where,
+                               std::string_view field) {
+  require(microbatches >= 1, where, field, std::to_string(microbatches), "must be at least 1");
+  const std::int64_t instructions = std::int64_t{2} * stages * microbatches;
+  require(instructions <= kMaxInstructions, where, field, std::to_string(microbatches),
+          fmt::format("2 x {} stages x {} microbatches = {} instructions per iteration; at most "
+                      "{} ({} microbatches with {} stages)",
+                      stages, microbatches, instructions, kMaxInstructions,
+                      kMaxInstructions / (std::int64_t{2} * std::max(stages, 1)), stages));
+}
+
 PipelineDag build_1f1b(int stages, int microbatches) {
   require(stages >= 1, "pipeline", "stages", std::to_string(stages), "must be at least 1");
-  require(microbatches >= 1, "pipeline", "microbatches", std::to_string(microbatches),
-          "must be at least 1");
+  require_instruction_count(stages, microbatches, "pipeline", "microbatches");
   PipelineDag dag;
   dag.stages = stages;
   dag.microbatches = microbatches;

@@ -8,6 +8,7 @@
 
 #include "kareus/core/error.hpp"
 #include "kareus/workload/memory.hpp"
+#include "kareus/workload/pipeline.hpp"
 
 namespace kareus::workload {
 
@@ -112,6 +113,8 @@ Workload make_workload(const WorkloadRequest& request) {
   const std::int64_t gpus = std::int64_t{p.tp} * p.cp * p.pp * p.dp;
   require(gpus <= kMaxGpus, w, "tp x cp x pp x dp", std::to_string(gpus),
           fmt::format("must be at most {} GPUs", kMaxGpus));
+  // The emulator and the planner hold every instruction of the iteration.
+  workload::require_instruction_count(p.pp, p.microbatches, w, "microbatches");
   const std::int64_t tokens = std::int64_t{p.microbatch_size} * p.sequence_length;
   require(tokens <= std::numeric_limits<int>::max(), w, "microbatch_size x sequence_length",
           std::to_string(tokens),

@@ -95,6 +95,9 @@ TEST_P(BadInput, ExitsTwoWithOneLineAndLeavesNothing) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_TRUE(!r.err.empty() && r.err.back() == '\n') << r.err;
   EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << "no raw escape bytes";
+  // Nor a right-to-left override or a C1 CSI, which UTF-8 writes in several bytes.
+  EXPECT_EQ(r.err.find("\xe2\x80\xae"), std::string::npos) << "no raw U+202E";
+  EXPECT_EQ(r.err.find("\xc2\x9b"), std::string::npos) << "no raw U+009B";
   for (std::string fragment : c.expect) {
     replace_all(fragment, "{dir}", dir.string());
     EXPECT_NE(r.err.find(fragment), std::string::npos)

@@ -2,6 +2,7 @@
 // before the one vocabulary of docs/cli.md, still does for one release.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -47,6 +48,17 @@ TEST_F(RunScheduleCli, OldGpuSpellingStillWorksAndSaysSo) {
   EXPECT_NE(r.err.find("gpu = 7"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--gpu is deprecated"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("use --device"), std::string::npos) << r.err;
+}
+
+// Without NVML and without kareusd at --daemon, the daemon is what the user must fix: it used to
+// say "NVML unavailable".
+TEST_F(RunScheduleCli, AMissingDaemonIsNamedBeforeAMissingNvml) {
+  setenv("KAREUS_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+  const std::string socket = (dir_ / "no-kareusd.sock").string();
+  testing::expect_rejected(KAREUS_BINARY, {"run-schedule --stage 1 --hold-ms 1 --daemon " + socket +
+                                               " --schedule " + schedule(),
+                                           "cannot connect to kareusd at " + socket});
+  unsetenv("KAREUS_NVML_LIBRARY");
 }
 
 TEST_F(RunScheduleCli, BothSpellingsAreRefused) {

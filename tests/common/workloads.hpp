@@ -8,8 +8,10 @@
 
 namespace kareus::testing {
 
-inline workload::Workload llama3b(int tp, int cp, const std::string& gpu = "a100-sxm4-40gb",
-                                  int microbatch_size = 8) {
+// The request, for a test to change before make_workload.
+inline workload::WorkloadRequest llama3b_request(int tp, int cp,
+                                                 const std::string& gpu = "a100-sxm4-40gb",
+                                                 int microbatch_size = 8) {
   workload::WorkloadRequest r;
   r.model = "llama3.2-3b";
   r.gpu = gpu;
@@ -20,7 +22,12 @@ inline workload::Workload llama3b(int tp, int cp, const std::string& gpu = "a100
   r.parallelism.sequence_length = 4096;
   r.parallelism.microbatches = 8;
   r.parallelism.recompute = workload::Recompute::kFull;
-  return workload::make_workload(r);
+  return r;
+}
+
+inline workload::Workload llama3b(int tp, int cp, const std::string& gpu = "a100-sxm4-40gb",
+                                  int microbatch_size = 8) {
+  return workload::make_workload(llama3b_request(tp, cp, gpu, microbatch_size));
 }
 
 }  // namespace kareus::testing

@@ -18,7 +18,7 @@ expect_rejected() {  # <substring of the message> <args...>
   fi
 }
 
-expect_rejected "column 'time_s' = -0.002: expected a duration > 0 seconds" \
+expect_rejected "column 'time_s' = -0.002: expected a duration > 0 and at most 3600 seconds" \
   --kernel-profile "$DATA/bad_negative_duration.csv"
 expect_rejected "missing required column 'energy_j'" --kernel-profile "$DATA/bad_missing_column.csv"
 expect_rejected "column 'clock_mhz' = 1300: unknown clock" --kernel-profile "$DATA/bad_unknown_clock.csv"

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <string>
 
 #include "kareus/core/error.hpp"
@@ -52,7 +54,12 @@ TEST(ProfileCsv, RejectsMissingField) {
 
 TEST(ProfileCsv, RejectsNegativeDuration) {
   EXPECT_EQ(error_of("kernel,clock_mhz,time_s,energy_j\na,900,-0.1,1\n"),
-            "p.csv:2: column 'time_s' = -0.1: expected a duration > 0 seconds");
+            "p.csv:2: column 'time_s' = -0.1: expected a duration > 0 and at most 3600 seconds");
+  EXPECT_EQ(error_of("kernel,clock_mhz,time_s,energy_j\na,900,1e300,1\n"),
+            "p.csv:2: column 'time_s' = 1e300: expected a duration > 0 and at most 3600 seconds");
+  EXPECT_EQ(error_of("kernel,clock_mhz,time_s,energy_j\na,900,0x1p-3,1\n"),
+            "p.csv:2: column 'time_s' = 0x1p-3: expected a finite number in decimal, such as 1.5 or "
+            "2e-3");
 }
 
 TEST(ProfileCsv, RejectsUnknownClock) {
@@ -66,8 +73,31 @@ TEST(ProfileCsv, RejectsUnknownClock) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(),
-                 "g.csv:2: column 'clock_mhz' = 905: unknown clock; allowed (the GPU's clock "
-                 "table): 900, 915 MHz");
+                 "g.csv:2: column 'clock_mhz' = 905: not a supported clock of the GPU; allowed: "
+                 "900, 915 MHz");
+  }
+}
+
+// Line 3 holds the first kernel's second clock, one no GPU has: that line is named, and its clock
+// is not offered as an allowed one when a later kernel's row is checked.
+TEST(ProfileCsv, NamesTheLineOfAClockNoGpuHas) {
+  const std::string profile =
+      "kernel,clock_mhz,time_s,energy_j\n"
+      "a,1410,0.1,1\na,{},0.1,1\na,1200,0.1,1\nb,1410,0.1,1\nb,1200,0.1,1\nb,1300,0.1,1\n";
+  EXPECT_EQ(error_of(fmt::format(fmt::runtime(profile), "1740.5")),
+            "p.csv:3: column 'clock_mhz' = 1740.5: a whole number of MHz from 1 to 10000");
+  EXPECT_EQ(error_of(fmt::format(fmt::runtime(profile), "1e300")),
+            "p.csv:3: column 'clock_mhz' = 1e300: a whole number of MHz from 1 to 10000");
+  // With the GPU's clock table the unsupported one is found on its own line, before the rows of
+  // later kernels are compared.
+  try {
+    parse_profile_csv(fmt::format(fmt::runtime(profile), "1745"), "g.csv",
+                      std::vector<MHz>{MHz(1200), MHz(1300), MHz(1410)});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "g.csv:3: column 'clock_mhz' = 1745: not a supported clock of the GPU; allowed: "
+                 "1200, 1300, 1410 MHz");
   }
 }
 

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <random>
 #include <string>
 
 #include "kareus/core/error.hpp"
@@ -55,7 +59,66 @@ TEST(TorchTrace, RejectsMissingFields) {
 
 TEST(TorchTrace, RejectsNegativeDuration) {
   EXPECT_EQ(error_of(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"a","ts":1,"dur":-3}]})"),
-            "t.json: /traceEvents/0/dur = -3: a kernel duration must be > 0 microseconds");
+            "t.json: /traceEvents/0/dur = -3: a kernel duration must be > 0 and at most "
+            "3600000000 microseconds (3600 s)");
+  EXPECT_EQ(
+      error_of(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"a","ts":1,"dur":1e300}]})"),
+      "t.json: /traceEvents/0/dur = 1e+300: a kernel duration must be > 0 and at most "
+      "3600000000 microseconds (3600 s)");
+  EXPECT_NE(error_of(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"a","ts":1e300,"dur":1}]})")
+                .find("/traceEvents/0/ts = 1e+300: a timestamp within"),
+            std::string::npos);
+}
+
+// Each kernel takes the pass of its innermost enclosing annotation, the first in the file among
+// equally long ones: the sweep must agree with trying every annotation for every kernel, on
+// random nested, overlapping and tied ranges.
+TEST(TorchTrace, PassesMatchTryingEveryAnnotation) {
+  std::mt19937 random(44);
+  const auto draw = [&](int n) { return static_cast<int>(random() % static_cast<unsigned>(n)); };
+  for (int round = 0; round < 200; ++round) {
+    nlohmann::json events = nlohmann::json::array();
+    struct Annotation {
+      int begin, end;
+      Direction pass;
+    };
+    std::vector<Annotation> annotations;
+    for (int a = draw(8); a > 0; --a) {
+      const int begin = draw(40);
+      const int end = begin + 1 + draw(30);
+      const bool backward = draw(2) == 1;
+      annotations.push_back({begin, end, backward ? Direction::kBackward : Direction::kForward});
+      events.push_back({{"ph", "X"},
+                        {"cat", "gpu_user_annotation"},
+                        {"name", backward ? "Backward" : "forward"},
+                        {"ts", begin},
+                        {"dur", end - begin}});
+    }
+    const int kernels = 1 + draw(12);
+    for (int k = 0; k < kernels; ++k) {
+      events.push_back({{"ph", "X"},
+                        {"cat", "kernel"},
+                        {"name", "k" + std::to_string(k)},
+                        {"ts", draw(50)},
+                        {"dur", 1 + draw(10)}});
+    }
+    const TorchTrace trace = parse_torch_trace(events.dump(), "t.json");
+    ASSERT_EQ(trace.kernels.size(), static_cast<std::size_t>(kernels));
+    for (const TraceKernel& k : trace.kernels) {
+      const double begin = k.start.value() * 1e6;
+      const double end = begin + k.duration.value() * 1e6;
+      std::optional<Direction> expected;
+      int narrowest = 0;
+      for (const Annotation& a : annotations) {
+        if (a.begin <= begin + 1e-6 && end <= a.end + 1e-6 &&
+            (!expected || a.end - a.begin < narrowest)) {
+          expected = a.pass;
+          narrowest = a.end - a.begin;
+        }
+      }
+      EXPECT_EQ(k.pass, expected) << events.dump() << " kernel " << k.name;
+    }
+  }
 }
 
 TEST(TorchTrace, RejectsTracesWithoutKernels) {

@@ -4,6 +4,7 @@
 
 #include "common/workloads.hpp"
 #include "kareus/core/error.hpp"
+#include "kareus/schedule/schedule.hpp"
 
 namespace kareus::partition {
 namespace {
@@ -98,6 +99,29 @@ TEST(Partition, OverlapPairs) {
         EXPECT_EQ(parts[i].comm->name, parts[i + 1].comm->name) << i;
         EXPECT_EQ(parts[i - 1].compute.size(), parts[i].compute.size()) << i;
       }
+    }
+  }
+}
+
+// A schedule names partitions and slots as this module does, and its reader refuses any other
+// name (schedule.hpp): every key and slot of several models and layouts must pass it.
+TEST(Partition, KeysAndSlotsAreThoseAScheduleMayName) {
+  std::vector<workload::Workload> workloads = {llama3b(8, 1), llama3b(4, 2), llama3b(2, 4),
+                                               llama3b(1, 1)};
+  for (const char* model : {"gpt3-xl", "llama3.3-70b"}) {
+    workload::WorkloadRequest r;
+    r.model = model;
+    r.gpu = "h100-sxm";
+    r.training_job = false;  // only its partitions are asked for
+    r.parallelism.tp = 8;
+    r.parallelism.microbatch_size = 2;
+    r.parallelism.sequence_length = 2048;
+    workloads.push_back(workload::make_workload(r));
+  }
+  for (const auto& w : workloads) {
+    for (const Partition& p : representative_partitions(w)) {
+      EXPECT_TRUE(is_partition_key(p.key)) << w.model.name << ": " << p.key;
+      for (const LaunchSlot& slot : p.slots) EXPECT_TRUE(is_launch_slot(slot.name)) << slot.name;
     }
   }
 }

@@ -32,7 +32,9 @@ TEST(PlanRequest, EachFieldIsRefusedWithTheLibrarysName) {
   EXPECT_EQ(refused([](PlanRequest& r) { r.unit_time = Seconds(0); }),
             "plan request: unit_time_s = 0: must be positive");
   EXPECT_EQ(refused([](PlanRequest& r) { r.switch_latency = Seconds(-0.25); }),
-            "plan request: switch_latency_s = -0.25: must be a finite duration >= 0");
+            "plan request: switch_latency_s = -0.25: must be a duration from 0 to one minute");
+  EXPECT_EQ(refused([](PlanRequest& r) { r.switch_latency = Seconds(1e300); }),
+            "plan request: switch_latency_s = 1e+300: must be a duration from 0 to one minute");
   EXPECT_EQ(refused([](PlanRequest& r) {
               r.selection = {SelectionRule::kDeadline, -1};
             }),
@@ -50,7 +52,7 @@ TEST(PlanRequest, FrontEndsSpellFieldsInTheirOwnNamesAndUnits) {
   r.spellings = {{"switch_latency_s", {"--switch-latency-ms", 1e3}}, {"noise_sigma", {"--noise"}}};
   r.switch_latency = Seconds(-0.001);
   EXPECT_EQ(error_of([&] { r.check(llama()); }),
-            "command line: --switch-latency-ms = -1: must be a finite duration >= 0");
+            "command line: --switch-latency-ms = -1: must be a duration from 0 to one minute");
   r.switch_latency = Seconds(0);
   r.noise_sigma = -0.1;
   EXPECT_EQ(error_of([&] { r.check(llama()); }),

@@ -94,8 +94,49 @@ TEST_F(DaemonProcess, AnswersAnOverlongLineThenCloses) {
   const auto reply = client.read_line();
   ASSERT_TRUE(reply);
   EXPECT_EQ(Json::parse(*reply).at("error"),
-            "request: longer than 65536 bytes without a newline; closing the connection");
+            "request: longer than 65536 bytes; closing the connection");
   EXPECT_TRUE(client.closed_by_daemon());
+}
+
+// A request of 65,536 bytes before its newline is served; one byte more is refused, also when its
+// newline arrives with it (the daemon used to serve lines up to 4 KiB past the bound then).
+TEST_F(DaemonProcess, ServesRequestsUpTo64KiBAndNoLonger) {
+  auto daemon = start_daemon();
+  const auto padded = [](std::size_t bytes) {
+    std::string line = kEnergy1;
+    line.insert(1, bytes - line.size(), ' ');
+    return line;
+  };
+  RawClient fits(socket_);
+  ASSERT_TRUE(fits.send(padded(65536) + "\n"));
+  EXPECT_TRUE(ok(fits.read_line()));
+  RawClient over(socket_);
+  ASSERT_TRUE(over.send(padded(65537) + "\n"));
+  const auto reply = over.read_line();
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(Json::parse(*reply).at("error"),
+            "request: longer than 65536 bytes; closing the connection");
+  EXPECT_TRUE(over.closed_by_daemon());
+}
+
+// A root daemon used to create every missing folder of --socket (it made /nonexistent/dir).
+TEST_F(DaemonProcess, RefusesASocketOrStateFileInAFolderThatDoesNotExist) {
+  const auto missing = fake_.dir() / "missing" / "dir";
+  for (const int flag : {2, 4}) {
+    auto argv = daemon_argv();
+    argv[flag] = (missing / "kareusd.sock").string();
+    // Its stderr on the pipe the test reads.
+    argv.insert(argv.begin(), {"/bin/sh", "-c", R"(exec "$0" "$@" 2>&1)"});
+    ChildProcess d(argv);
+    const std::string line = d.read_line();
+    const int status = d.wait();
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 2);
+    EXPECT_EQ(line, "kareusd: " + std::string(flag == 2 ? "--socket" : "--state-file") + " = " +
+                        (missing / "kareusd.sock").string() + ": folder " + missing.string() +
+                        " does not exist; create it first (kareusd creates only /run/kareus)");
+    EXPECT_FALSE(std::filesystem::exists(fake_.dir() / "missing"));
+  }
 }
 
 // At its file-descriptor limit the daemon leaves further connections waiting, without spinning
@@ -169,6 +210,37 @@ TEST_F(DaemonAccess, MembersOfTheGroupMayUseIt) {
   EXPECT_EQ(wait_for_log(fake_, 2), kLockedThenReset);
 }
 
+// Two members of the group: the one that holds a GPU keeps it; the other is refused with the
+// holder named, whatever it asks; root releases it.
+TEST_F(DaemonAccess, AnotherMemberMayNotChangeOrReleaseAHeldGpuButRootMay) {
+  auto daemon = start_daemon({"--group", "4242"});
+  auto holder = spawn_client({"1001", "4242"});
+  ASSERT_EQ(holder->read_line(), "ready");
+  const auto request_as = [&](const std::vector<std::string>& as, const std::string& line) {
+    ChildProcess other(
+        {KAREUS_RUNTIME_CHILD_PATH, "as", as[0], as[1], "request", socket_.string(), line});
+    const std::string reply = other.read_line();
+    other.wait();
+    return Json::parse(reply);
+  };
+  for (const std::string& line :
+       {std::string(R"({"op": "set_sm_clock", "gpu": 0, "clock_mhz": 900})"),
+        std::string(R"({"op": "reset_sm_clock", "gpu": 0})")}) {
+    const Json reply = request_as({"1002", "4242"}, line);
+    EXPECT_FALSE(reply.at("ok").get<bool>()) << line;
+    const std::string error = reply.at("error");
+    EXPECT_EQ(error.rfind("request: /gpu = 0: held by client ", 0), 0u) << error;
+    EXPECT_NE(error.find("(uid 1001, pid "), std::string::npos) << error;
+    EXPECT_NE(error.find("only that client or root may change or release it"), std::string::npos)
+        << error;
+  }
+  EXPECT_EQ(fake_.log(), Lines{kLockedThenReset[0]});
+  EXPECT_TRUE(request_as({"0", "0"}, R"({"op": "reset_sm_clock", "gpu": 0})").at("ok").get<bool>());
+  EXPECT_EQ(wait_for_log(fake_, 2), kLockedThenReset);
+  holder->signal(SIGKILL);
+  holder->wait();
+}
+
 TEST_F(DaemonProcess, RefusesASocketPathThatIsNotASocketAndLeavesItAlone) {
   const auto taken = fake_.dir() / "taken";
   std::filesystem::create_directories(taken / "full");
@@ -195,6 +267,7 @@ DaemonOptions options_in(const std::filesystem::path& dir) {
   DaemonOptions o;
   o.socket_path = dir / "kareusd.sock";
   o.state_file = dir / "state" / "state.json";
+  std::filesystem::create_directories(o.state_file.parent_path());
   return o;
 }
 

@@ -62,12 +62,45 @@ TEST_F(DaemonRequests, RejectsWhatTheClientMayNotDo) {
   EXPECT_EQ(error(1, R"({"op": "set_sm_clock", "gpu": 0, "clock_mhz": "max"})"),
             "request: /clock_mhz = \"max\": expected an integer");
   EXPECT_EQ(error(2, R"({"op": "reset_sm_clock", "gpu": 0})"),
-            "request: /gpu = 0: this client has not registered that GPU");
+            "request: /gpu = 0: held by another client; only that client or root may change or "
+            "release it");
   EXPECT_EQ(error(1, R"({"op": "overclock"})"),
             "request: /op = \"overclock\": expected register, set_sm_clock, reset_sm_clock or "
             "read_energy");
   EXPECT_NE(error(1, "{not json").find("request: malformed JSON"), std::string::npos);
   EXPECT_TRUE(fake_.log().empty());
+}
+
+// A GPU held by one member is changed or released only by that client or by root; another
+// member is told who holds it. Before, root could not release it either.
+TEST_F(DaemonRequests, OnlyTheHolderOrRootChangesOrReleasesAGpu) {
+  daemon_.connect(1, {1001, 11});
+  daemon_.connect(2, {1002, 22});
+  daemon_.connect(3, {0, 33});
+  ASSERT_TRUE(daemon_.handle(1, R"({"op": "register", "gpus": [0]})").at("ok").get<bool>());
+  ASSERT_TRUE(daemon_.handle(1, R"({"op": "set_sm_clock", "gpu": 0, "clock_mhz": 1200})")
+                  .at("ok")
+                  .get<bool>());
+  const std::string held =
+      "request: /gpu = 0: held by client 1 (uid 1001, pid 11); only that client or root may "
+      "change or release it";
+  EXPECT_EQ(error(2, R"({"op": "set_sm_clock", "gpu": 0, "clock_mhz": 900})"), held);
+  EXPECT_EQ(error(2, R"({"op": "reset_sm_clock", "gpu": 0})"), held);
+  EXPECT_EQ(error(2, R"({"op": "register", "gpus": [0]})"),
+            "request: /gpus/0 = 0: registered by client 1 (uid 1001, pid 11)");
+  EXPECT_EQ(fake_.log(), Lines{"nvmlDeviceSetGpuLockedClocks 0 1200 1200"});
+  // Root changes it, then releases it: the clock is reset and another member may take the GPU.
+  EXPECT_TRUE(daemon_.handle(3, R"({"op": "set_sm_clock", "gpu": 0, "clock_mhz": 900})")
+                  .at("ok")
+                  .get<bool>());
+  EXPECT_TRUE(daemon_.handle(3, R"({"op": "reset_sm_clock", "gpu": 0})").at("ok").get<bool>());
+  EXPECT_EQ(state_of(fake_).at("locked_gpus"), Json::array());
+  EXPECT_EQ(error(1, R"({"op": "set_sm_clock", "gpu": 0, "clock_mhz": 1200})"),
+            "request: /gpu = 0: this client has not registered that GPU");
+  EXPECT_TRUE(daemon_.handle(2, R"({"op": "register", "gpus": [0]})").at("ok").get<bool>());
+  EXPECT_EQ(fake_.log(),
+            (Lines{"nvmlDeviceSetGpuLockedClocks 0 1200 1200",
+                   "nvmlDeviceSetGpuLockedClocks 0 900 900", "nvmlDeviceResetGpuLockedClocks 0"}));
 }
 
 // Lines an attacker or a broken client may send; each must get an error reply.
@@ -102,6 +135,9 @@ TEST_F(DaemonRequests, AnswersEveryMalformedLineWithAnError) {
             "double)");
   EXPECT_EQ(error(1, std::string(100000, '[')),
             "request: malformed JSON at byte 257: nested deeper than 256 levels");
+  // nlohmann ends its input at a NUL byte and answered "unexpected end of input".
+  EXPECT_EQ(error(1, "{\"op\": \"" + std::string(30, '\0') + "\"}"),
+            "request: malformed JSON at byte 9: a NUL byte, which JSON text never holds");
   EXPECT_TRUE(fake_.log().empty());
 }
 

@@ -2,6 +2,7 @@
 // to the clocks it held. Prints "ready" once its clock is applied.
 //   runtime_child controller <schedule> <stage> signal|exit|chained|nohup
 //   runtime_child client <kareusd socket> <gpu> <clock MHz>
+//   runtime_child request <kareusd socket> <request line>   (prints the reply line)
 //   runtime_child as <uid> <gid> <one of the above>   (started as root; drops to uid and gid)
 // A failure is one line "failed: <message>" on stdout and exit code 2.
 #include <grp.h>
@@ -19,6 +20,7 @@
 #include "kareus/nvml/nvml.hpp"
 #include "kareus/runtime/daemon_client.hpp"
 #include "kareus/runtime/frequency_controller.hpp"
+#include "raw_client.hpp"
 
 namespace {
 
@@ -66,6 +68,16 @@ int run_client(const std::string& socket, unsigned gpu, double clock) {
   for (;;) pause();
 }
 
+// One request line, as any client could send it; prints kareusd's reply.
+int run_request(const std::string& socket, const std::string& line) {
+  kareus::testing::RawClient client(socket);
+  if (!client.send(line + "\n")) throw kareus::Error("kareusd closed the connection");
+  const auto reply = client.read_line();
+  if (!reply) throw kareus::Error("no reply from kareusd");
+  std::printf("%s\n", reply->c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -89,6 +101,7 @@ int main(int argc, char** argv) {
     if (role == "client" && argc == 5) {
       return run_client(argv[2], static_cast<unsigned>(std::atoi(argv[3])), std::atof(argv[4]));
     }
+    if (role == "request" && argc == 4) return run_request(argv[2], argv[3]);
   } catch (const std::exception& e) {
     std::printf("failed: %s\n", e.what());
     return 2;
@@ -96,6 +109,7 @@ int main(int argc, char** argv) {
   std::fprintf(stderr,
                "usage: runtime_child controller <schedule> <stage> signal|exit|chained|nohup\n"
                "       runtime_child client <socket> <gpu> <clock_mhz>\n"
+               "       runtime_child request <socket> <request line>\n"
                "       runtime_child as <uid> <gid> <one of the above>\n");
   return 2;
 }

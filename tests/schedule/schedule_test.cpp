@@ -170,7 +170,84 @@ TEST(Schedule, ValidatesSchedulesBuiltInMemory) {
   s.stages[0].instructions[0].partitions["fwd_attn"].slot = "";
   EXPECT_EQ(error_of([&] { validate_schedule(s, "planner"); }),
             "planner: /stages/0/instructions/0/partitions/fwd_attn/slot = \"\": expected a launch "
-            "slot name such as \"norm_0\"");
+            "slot: norm, linear, rope, attn, activation or none, then _ and its index, such as "
+            "\"norm_0\"");
+}
+
+// A partition is named as the partition module names it, for the instruction's direction; any
+// other key (a typo, another direction's partition, escape bytes for a terminal) is refused.
+TEST(Schedule, PartitionNamesAndSlotsFollowTheFormat) {
+  for (const char* key :
+       {"fwd_attn", "fwd_mlp", "bwd_attn", "fwd_qkv_ag", "bwd_ao_rs", "fwd_o_ar", "bwd_a_p2p"})
+    EXPECT_TRUE(is_partition_key(key)) << key;
+  for (const char* key : {"", "attn", "fwd_", "fwd_attn_ag", "fwd_mlp_ar", "fwd_qkv", "up_attn",
+                          "fwd_qkv_xx", "fwd_trail", "fwd_attn\x1b[2J"})
+    EXPECT_FALSE(is_partition_key(key)) << key;
+  for (const char* slot : {"norm_0", "linear_12", "rope_0", "attn_3", "activation_0", "none_1"})
+    EXPECT_TRUE(is_launch_slot(slot)) << slot;
+  for (const char* slot :
+       {"", "norm", "norm_", "norm_x", "_0", "gemm_0", "norm_1234567", "norm_-1"})
+    EXPECT_FALSE(is_launch_slot(slot)) << slot;
+
+  const auto renamed = [](std::string from, std::string to, int instruction,
+                          const char* field = "partitions") {
+    return [=](Json& d) {
+      auto& partitions = d["stages"][0]["instructions"][instruction][field];
+      partitions[to] = partitions[from];
+      partitions.erase(from);
+    };
+  };
+  EXPECT_EQ(error_after(renamed("fwd_attn", "\x1b]0;owned\x07", 0)),
+            "s.json: /stages/0/instructions/0/partitions/\x1b]0;owned\x07 = "
+            "{\"slot\":\"norm_0\",\"sms\":12}: not a partition of this instruction: expected "
+            "fwd_attn, fwd_mlp, or under context parallelism fwd_qkv, fwd_ao, fwd_o or fwd_a "
+            "followed by _ar, _ag, _rs or _p2p");
+  EXPECT_NE(error_after(renamed("fwd_attn", "bwd_attn", 0))
+                .find("/stages/0/instructions/0/partitions/bwd_attn = "),
+            std::string::npos);
+  EXPECT_NE(
+      error_after(renamed("bwd_attn", "fwd_attn", 2)).find("expected bwd_attn, bwd_mlp, or under"),
+      std::string::npos);
+  EXPECT_NE(error_after(renamed("fwd_attn", "bwd_attn", 2, "recompute_partitions"))
+                .find("/stages/0/instructions/2/recompute_partitions/bwd_attn = "),
+            std::string::npos);
+  EXPECT_NE(error_after([](Json& d) {
+              d["stages"][0]["instructions"][0]["partitions"]["fwd_attn"]["slot"] = "norm_x";
+            }).find("/partitions/fwd_attn/slot = \"norm_x\": expected a launch slot"),
+            std::string::npos);
+}
+
+TEST(Schedule, ClocksAreWholeMegahertzUpToTheBound) {
+  EXPECT_EQ(error_after([](Json& d) { d["stages"][0]["instructions"][0]["clock_mhz"] = 20000; }),
+            "s.json: /stages/0/instructions/0/clock_mhz = 20000: a whole number of MHz from 1 to "
+            "10000");
+  EXPECT_NE(error_after([](Json& d) {
+              d["stages"][0]["instructions"][0]["step_clocks_mhz"] = Json::array({930, 999999});
+            }).find("step_clocks_mhz/1 = 999999: a whole number of MHz from 1 to 10000"),
+            std::string::npos);
+}
+
+// The bound is checked on the array's length, before any of its instructions is read.
+TEST(Schedule, InstructionsAreBoundedBeforeTheyAreRead) {
+  std::string many = "[0";
+  for (int i = 0; i < 250'000; ++i) many += ",0";
+  many += "]";
+  const std::string one_stage =
+      error_after([&](Json& d) { d["stages"][0]["instructions"] = Json::parse(many); });
+  EXPECT_NE(one_stage.find("s.json: /stages/0/instructions = [0,0,0"), std::string::npos)
+      << one_stage;
+  EXPECT_NE(one_stage.find(": 250001 instructions in stages 0..0; a schedule holds at most 250000 "
+                           "in all its stages"),
+            std::string::npos)
+      << one_stage;
+  // Stage 0's six and stage 1's 249,995: one past the bound, named at stage 1.
+  std::string rest = "[0";
+  for (int i = 0; i < 249'994; ++i) rest += ",0";
+  rest += "]";
+  const std::string two_stages =
+      error_after([&](Json& d) { d["stages"][1]["instructions"] = Json::parse(rest); });
+  EXPECT_NE(two_stages.find("/stages/1/instructions = [0,0,0"), std::string::npos) << two_stages;
+  EXPECT_NE(two_stages.find("250001 instructions in stages 0..1"), std::string::npos) << two_stages;
 }
 
 TEST(Schedule, MissingFileIsAnError) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "common/error_of.hpp"
+#include "common/workloads.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/paths.hpp"
 
@@ -15,16 +16,7 @@ namespace {
 constexpr double kGib = 1024.0 * 1024.0 * 1024.0;
 
 WorkloadRequest paper_job() {  // Llama-3.2-3B, TP8 PP2, the Kareus paper's testbed
-  WorkloadRequest r;
-  r.model = "llama3.2-3b";
-  r.gpu = "a100-sxm4-40gb";
-  r.parallelism.tp = 8;
-  r.parallelism.pp = 2;
-  r.parallelism.microbatch_size = 8;
-  r.parallelism.sequence_length = 4096;
-  r.parallelism.microbatches = 8;
-  r.parallelism.recompute = Recompute::kFull;
-  return r;
+  return testing::llama3b_request(8, 1);
 }
 
 WorkloadRequest llama70b(const char* gpu, int microbatch_size, int microbatches) {

@@ -1,4 +1,5 @@
-// Plain-text tables for terminal output: right-aligned numbers, left-aligned text.
+// Plain-text tables for terminal output: right-aligned numbers, left-aligned text, every cell
+// escaped by printable() (kareus/core/printable.hpp).
 #pragma once
 
 #include <string>
@@ -8,7 +9,7 @@ namespace kareus {
 
 class TextTable {
  public:
-  explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
+  explicit TextTable(std::vector<std::string> header);
   void add_row(std::vector<std::string> cells);
   std::string render() const;
   // Markdown (GitHub) table, for docs/benchmarks.md.

@@ -12,8 +12,4 @@ namespace kareus {
 // Throws kareus::Error naming the path when it is a folder or cannot be read.
 std::string read_text_file(const std::filesystem::path& path);
 
-// `text` with every control byte but tab written as \xNN, so a message that quotes a value from
-// a file never sends escape sequences to the user's terminal.
-std::string printable(std::string_view text);
-
 }  // namespace kareus

@@ -1,10 +1,10 @@
 // kareusd, the clock daemon: holds privileged NVML access so that training processes need no root.
 // Clients connect to a Unix stream socket and speak JSON lines (docs/runtime.md): register GPUs,
 // set and reset their SM clock, read energy. Only root, the daemon's own user and members of the
-// configured group may connect. A GPU belongs to one client at a time, only clocks the GPU
-// supports are accepted, and a GPU is reset when its client disconnects, dies, or is dropped for
-// not reading its replies. The locked GPUs are kept in a state file so that a restarted daemon
-// resets what a killed one left.
+// configured group may connect. A GPU belongs to one client at a time, and only that client or
+// root may change or release it; only clocks the GPU supports are accepted, and a GPU is reset when
+// its client disconnects, dies, or is dropped for not reading its replies. The locked GPUs are kept
+// in a state file so that a restarted daemon resets what a killed one left.
 #pragma once
 
 #include <sys/types.h>
@@ -35,9 +35,16 @@ struct DaemonOptions {
   double idle_timeout_s = 60.0;
 };
 
+// Who is at the other end of a connection, as the kernel recorded it.
+struct DaemonPeer {
+  uid_t uid = 0;
+  pid_t pid = 0;
+};
+
 class Daemon {
  public:
   // Binds the socket, then resets the GPUs a previous daemon left locked; throws Error when the
+  // folder of the socket or of the state file does not exist (only /run/kareus is created), the
   // socket cannot be bound (another kareusd serves there: nothing is reset) or the state file
   // cannot be written (after those resets).
   Daemon(std::shared_ptr<const nvml::Nvml> nvml, DaemonOptions options);
@@ -48,8 +55,12 @@ class Daemon {
 
   // Serves clients until SIGINT, SIGTERM, SIGHUP or SIGQUIT (daemon_loop.cpp).
   void run();
+  // Records who `client` is: a GPU it holds may then be changed or released by root as well, and
+  // refusals name it as the holder.
+  void connect(int client, DaemonPeer peer);
   // One request line of client `client` -> one response document (exposed for tests). Never
-  // throws: any failure is an {"ok": false, "error": ...} reply.
+  // throws: any failure is an {"ok": false, "error": ...} reply. A client never connect()ed is
+  // not root.
   Json handle(int client, const std::string& line);
   // The response as one line of valid UTF-8 JSON, whatever bytes the error message quotes.
   static std::string reply_line(const Json& reply);
@@ -62,8 +73,11 @@ class Daemon {
   Json handle_set(int client, const DaemonRequest& request);
   Json handle_reset(int client, const DaemonRequest& request);
   Json handle_read_energy(const DaemonRequest& request);
-  // Throws unless `client` registered `gpu`.
-  void check_owner(int client, unsigned gpu) const;
+  // Throws unless `client` registered `gpu`, or is root and another client holds it; returns
+  // whether another client holds it.
+  bool check_may_change(int client, unsigned gpu) const;
+  // "client 7 (uid 1001, pid 4242)", or "another client" when it never connect()ed.
+  std::string describe(int client) const;
   void reset(unsigned gpu);
   void reset_left_over_gpus();
   void stop_listening();
@@ -75,6 +89,7 @@ class Daemon {
   unsigned device_count_;
   int listen_fd_ = -1;
   std::map<unsigned, int> owner_;                        // gpu -> client
+  std::map<int, DaemonPeer> peers_;                      // client -> credentials
   std::map<unsigned, std::vector<unsigned>> supported_;  // gpu -> MHz, filled at registration
   std::set<unsigned> locked_;
 };

@@ -75,4 +75,12 @@ Schedule parse_schedule(std::string_view text, const std::string& source_name);
 void validate_schedule(const Schedule& schedule, std::string_view where);
 std::string to_json(const Schedule& schedule);
 
+// Whether `key` names a partition as `kareus plan` writes them (docs/schedule-format.md): fwd_ or
+// bwd_, then attn or mlp, or under context parallelism qkv, ao, o or a followed by the collective
+// beside it (_ar, _ag, _rs, _p2p).
+bool is_partition_key(std::string_view key);
+// Whether `slot` names a launch slot: its kernel class (norm, linear, rope, attn, activation,
+// none), '_' and its index within the segment, e.g. "norm_0".
+bool is_launch_slot(std::string_view slot);
+
 }  // namespace kareus

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -35,7 +36,13 @@ struct PipelineDag {
   std::vector<int> topological_order() const;
 };
 
-// Throws kareus::Error on stages < 1 or microbatches < 1.
+// Throws kareus::Error naming `where` and `field` (the microbatch count as the user gave it)
+// unless microbatches >= 1 and 2 x stages x microbatches is at most kMaxInstructions
+// (kareus/core/limits.hpp).
+void require_instruction_count(int stages, int microbatches, std::string_view where,
+                               std::string_view field);
+
+// Throws kareus::Error on stages < 1, microbatches < 1 or more than kMaxInstructions instructions.
 PipelineDag build_1f1b(int stages, int microbatches);
 
 // "F3" / "B0": the microbatch and direction, as Perseus names instructions within a stage.

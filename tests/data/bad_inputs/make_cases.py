@@ -443,6 +443,105 @@ case("workload_unknown_gpu", WF, ["w.json", "gpu = h800"],
 case("workload_unknown_model", WF, ["w.json", "model = gpt9"],
      files={"w.json": workload_with(lambda w: w.update(model="gpt9"))})
 
+# Bounds on what an input may ask for (docs/hardening.md), each refused before the work or the
+# memory it would take, and values no GPU has.
+case("workload_microbatches_bound", WF, ["w.json", "microbatches = 1000000000", "at most 250000"],
+     files={"w.json": workload_with(lambda w: w["parallelism"].update(microbatches=10**9))})
+case("simulate_microbatches_bound", f"simulate {W.replace('--microbatches 8', '--microbatches {v}')}",
+     ["microbatches = {v}", "at most 250000"], values=["62501", "100000000", "1000000000"])
+case("plan_microbatches_bound", f"plan {W.replace('--microbatches 8', '--microbatches 1000000000')}"
+     " --no-db", ["microbatches = 1000000000", "at most 250000"])
+case("psolve_microbatches_bound", "pipeline-solve --stage-profile {dir}/s.csv --microbatches {v} "
+     "--p-blocking 60", ["--microbatches = {v}", "at most 250000"], files=SF,
+     values=["125001", "1000000000"])
+case("psolve_p_blocking_bound", "pipeline-solve --stage-profile {dir}/s.csv --microbatches 4 "
+     "--p-blocking {v}", ["--p-blocking", "from 0 to 10000 W"], files=SF, values=["1e300", "10001"])
+case("json_nul_byte", WF, ["w.json", "a NUL byte"],
+     files={"w.json": json.dumps(WORKLOAD) + "\u0000" + ', "model": "x"}'})
+case("simulate_model_is_folder", "simulate --model {dir}/llama --tp 8", ["llama", "is a folder"],
+     files={"llama/config.json": "{}"})
+case("schedule_hold_bound", "run-schedule --schedule {data}/runtime/two_stages.json --dry-run "
+     "--hold-ms {v}", ["--hold-ms", "from 0 to 60000 ms"], values=["1e300", "60001"])
+case("overlap_bytes_bound", "overlap --gpu a100-sxm4-40gb --compute gemm --shape 4096x4096x4096 "
+     "--collective allreduce --bytes {v}", ["--bytes = {v}", "40 GiB"],
+     values=["1e30", "18446744073709551616", "41GiB"])
+case("overlap_shape_bound", "overlap --gpu a100-sxm4-40gb --compute {v} --collective allreduce "
+     "--bytes 64MiB", ["--shape", "40 GiB"],
+     values=["gemm --shape 99999999x99999999x99999999", "attention --shape 64x64x65536x4096",
+             "elementwise --shape 9999999999"])
+case("overlap_fit_together", "overlap --gpu a100-sxm4-40gb --compute elementwise "
+     "--shape 4000000000 --collective allgather --bytes 20GiB", ["--shape", "together"])
+for flag, values in [("--switch-latency-ms", ["1e300", "60001"]), ("--min-dwell-ms", ["1e300"]),
+                     ("--switch-power-w", ["1e300", "10001"]), ("--power-limit-w", ["1e300"])]:
+    case(f"kdvfs{flag.replace('-', '_')}_bound", KD + f" {flag} {{v}}", [flag, "{v}", "at most"],
+         files=PF, values=values)
+case("kdvfs_trace_clock_bound", "kernel-dvfs --trace {data}/kernel_dvfs/gpt_layer_trace.json "
+     "--gpu rtx3080ti --trace-clock {v}", ["--trace-clock", "{v}"],
+     values=["1e300", "1800.5", "0x708"])
+prof_bounds = {
+    # Line 3 holds a clock no GPU has; that line is named, not a later kernel's.
+    "clock_fraction": ("kernel,clock_mhz,time_s,energy_j\na,1410,0.1,1\na,1740.5,0.1,1\n"
+                       "b,1410,0.1,1\nb,1740,0.1,1\n", ["p.csv:3", "1740.5", "whole number of MHz"]),
+    "clock_huge": ("kernel,clock_mhz,time_s,energy_j\na,1e300,0.1,1\n", ["p.csv:2", "1e300"]),
+    "time_hex": ("kernel,clock_mhz,time_s,energy_j\na,1410,0x1p-3,1\n", ["p.csv:2", "0x1p-3"]),
+    "time_bound": ("kernel,clock_mhz,time_s,energy_j\na,1410,3601,1\n", ["p.csv:2", "3601"]),
+    "energy_bound": ("kernel,clock_mhz,time_s,energy_j\na,1410,1,1e10\n", ["p.csv:2", "1e10"]),
+}
+for name, (content, expect) in prof_bounds.items():
+    case(f"kdvfs_profile_{name}", KD, expect, files={"p.csv": content})
+case("kdvfs_profile_gpu_clock", KD + " --gpu a100-sxm4-40gb", ["p.csv:3", "1412",
+     "not a supported clock"], files={"p.csv": "kernel,clock_mhz,time_s,energy_j\n"
+                                      "a,1410,0.1,1\na,1412,0.1,1\n"})
+case("kdvfs_switch_csv_bound", KD + " --switch-latency-csv {dir}/l.csv", ["l.csv:2", "1e300"],
+     files={"p.csv": PROFILE, "l.csv": "from_mhz,to_mhz,latency_ms\n1005,1410,1e300\n"})
+trace_bounds = {
+    "dur_bound": '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 0, "dur": 1e300}]}',
+    "ts_bound": '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1e300, "dur": 1}]}',
+}
+for name, content in trace_bounds.items():
+    case(f"kdvfs_trace_{name}", "kernel-dvfs --trace {dir}/t.json --gpu rtx3080ti "
+         "--trace-clock 1800", ["t.json", "1e+300"], files={"t.json": content})
+stage_bounds = {
+    "clock_huge": ("0,forward,1e300,0.1,1\n0,backward,1410,0.2,2\n", "1e300"),
+    "clock_fraction": ("0,forward,1740.5,0.1,1\n0,backward,1410,0.2,2\n", "1740.5"),
+    "clock_hex": ("0,forward,0x6c0,0.1,1\n0,backward,1410,0.2,2\n", "0x6c0"),
+    "time_bound": ("0,forward,1410,1e300,1\n0,backward,1410,0.2,2\n", "1e300"),
+    "energy_bound": ("0,forward,1410,0.1,1e300\n0,backward,1410,0.2,2\n", "1e300"),
+    "stage_bound": ("125000,forward,1410,0.1,1\n", "125000"),
+}
+for name, (rows, value) in stage_bounds.items():
+    case(f"psolve_profile_{name}", PS, ["s.csv:2", value],
+         files={"s.csv": "stage,instruction,frequency,time,energy\n" + rows})
+
+
+def renamed_partition(new_key, instruction=0, field="partitions", old_key="fwd_attn"):
+    def mutate(s):
+        partitions = s["stages"][0]["instructions"][instruction][field]
+        partitions[new_key] = partitions.pop(old_key)
+    return schedule_with(mutate)
+
+
+sched_bounds = {
+    "partition_unknown": renamed_partition("evil"),
+    "partition_osc": renamed_partition("\x1b]0;owned\x07"),
+    "partition_rtl": renamed_partition("fwd_\u202emlp"),
+    "partition_direction": renamed_partition("bwd_attn"),
+    "partition_recompute": renamed_partition("bwd_mlp", 2, "recompute_partitions"),
+    "slot": schedule_with(lambda s: s["stages"][0]["instructions"][0]["partitions"]["fwd_attn"]
+                          .update(slot="\x1b[2J")),
+    "clock_bound": schedule_with(lambda s: s["stages"][0]["instructions"][0]
+                                 .update(clock_mhz=20000)),
+    "step_clock_bound": schedule_with(lambda s: s["stages"][0]["instructions"][0]
+                                      .update(step_clocks_mhz=[930, 10**6])),
+}
+for name, content in sched_bounds.items():
+    case(f"schedule_{name}", "run-schedule --schedule {dir}/s.json --dry-run", "s.json",
+         files={"s.json": content})
+case("schedule_daemon_without_nvml", "run-schedule --schedule {data}/runtime/two_stages.json "
+     "--stage 0 --hold-ms 1 --daemon {dir}/none.sock", "cannot connect to kareusd")
+case("plan_switch_latency_bound", f"plan {W} --no-db --switch-latency-ms {{v}}",
+     ["--switch-latency-ms", "one minute"], values=["1e300", "60001"])
+
 # Arguments themselves.
 case("no_subcommand", "", "subcommand")
 case("unknown_subcommand", "simulat", "subcommand")
