@@ -360,7 +360,9 @@ case("energylens_evaluate_pool", "energylens evaluate --data {dir}/d.csv --desig
 case("energylens_discover_population", "energylens discover --data {dir}/d.csv "
      "--population {v}", "{v}", files=DATA, values=["-5", "x"])
 case("energylens_discover_parsimony", "energylens discover --data {dir}/d.csv --parsimony {v}",
-     "{v}", files=DATA, values=["nan", "inf"])
+     "{v}", files=DATA, values=["nan", "inf", "-1"])
+case("energylens_discover_generations", "energylens discover --data {dir}/d.csv "
+     "--generations {v}", ["--generations", "{v}"], files=DATA, values=["-1", "0"])
 # energylens model JSON: a valid fit, then one field made invalid each.
 MODEL_FILE = os.path.join(os.path.dirname(__file__), "model.json")
 with open(MODEL_FILE) as f:
