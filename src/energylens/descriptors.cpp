@@ -28,7 +28,7 @@ std::string squash(std::string_view text) {
 }
 
 fs::path find_model_config(const std::string& model) {
-  if (fs::path(model).extension() == ".json") return model;
+  if (names_config_file(model)) return model;
   const std::string key = squash(model.substr(model.rfind('/') + 1));
   for (const auto& name : workload::list_models())
     if (squash(name) == key) return data_dir() / "models" / (name + ".json");
@@ -93,8 +93,12 @@ GpuDescriptors read_gpu_descriptors(const std::string& gpu) {
 
 }  // namespace
 
+bool names_config_file(const std::string& model) {
+  return fs::path(model).extension() == ".json";
+}
+
 ModelDescriptors model_descriptors(const std::string& model) {
-  if (fs::path(model).extension() == ".json") return read_model_descriptors(model);
+  if (names_config_file(model)) return read_model_descriptors(model);
   return remembered<ModelDescriptors>(model, read_model_descriptors);
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -136,7 +137,11 @@ TEST(EnergyLensCli, KvCacheIsCheckedAgainstTheMaximumContextAndTheBatch) {
   const fs::path candidates = fs::temp_directory_path() / "kareus_el_cli_kv_candidates.csv";
   // TP 2 leaves 41,241 tokens of KV cache, TP 4 513,100: 5131 requests in flight of 100 tokens
   // on average (half of their 200), fewer than a batch of 8192. The shipped llama3.3-70b config
-  // gives no maximum context.
+  // gives no maximum context, nor does a user's config without the field, which a note names.
+  const fs::path unbounded = fs::temp_directory_path() / "kareus_el_cli_unbounded.json";
+  std::ofstream(unbounded) << R"({"hidden_size": 8192, "num_attention_heads": 64,
+    "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 28672,
+    "num_hidden_layers": 80, "vocab_size": 128256})";
   std::ofstream(candidates) << "scenario,tp,pp,batch,output_tokens,time_s,model,gpu\n"
                                "ctx,2,1,64,200,1.0,"
                             << config.string()
@@ -144,7 +149,9 @@ TEST(EnergyLensCli, KvCacheIsCheckedAgainstTheMaximumContextAndTheBatch) {
                                "ctx,4,1,8192,200,2.0,"
                             << config.string()
                             << ",h100-sxm\n"
-                               "shipped,2,1,64,200,1.0,llama3.3-70b,h100-sxm\n";
+                               "shipped,2,1,64,200,1.0,llama3.3-70b,h100-sxm\n"
+                               "user,2,1,64,200,1.0,"
+                            << unbounded.string() << ",h100-sxm\n";
   const std::string args = " --fit " + model.string() + " --candidates " + candidates.string();
   const auto json = testing::run_cli(kBinary, "energylens select --json" + args);
   ASSERT_EQ(json.exit_code, 0) << json.err;
@@ -169,9 +176,10 @@ TEST(EnergyLensCli, KvCacheIsCheckedAgainstTheMaximumContextAndTheBatch) {
   EXPECT_TRUE(shipped["memory"]["fits"].get<bool>());  // not checked against a context
   EXPECT_TRUE(shipped["memory"]["max_context"].is_null());
   const std::string notes = s["notes"].dump();
-  EXPECT_NE(notes.find("the configs of llama3.3-70b give no max_position_embeddings"),
+  EXPECT_NE(notes.find("the configs of " + unbounded.string() + " give no max_position_embeddings"),
             std::string::npos)
       << notes;
+  EXPECT_EQ(notes.find("llama3.3-70b"), std::string::npos) << notes;  // shipped: no note
   EXPECT_NE(notes.find("counts only each request's output tokens"), std::string::npos) << notes;
   EXPECT_NE(notes.find("line 3 ("), std::string::npos) << notes;
 
@@ -232,15 +240,24 @@ TEST(EnergyLensCli, ANoteNamesTheFirstFiveModelsAndCountsTheRest) {
   const fs::path candidates = fs::temp_directory_path() / "kareus_el_cli_many_candidates.csv";
   std::ofstream out(candidates);
   out << "scenario,tp,pp,batch,output_tokens,model,gpu\n";
+  // Configs given by path, copied from the catalogue's (which give no maximum context): the note
+  // is about a user's files, not the shipped ones.
+  std::vector<std::string> paths;
   for (const char* m : {"chameleon-30b", "chameleon-7b", "codegemma-1.1-2b", "codegemma-7b",
-                        "codellama-13b-hf", "codellama-34b-hf", "codellama-7b-hf"})
-    out << m << ",4,1,8,200," << m << ",h100-sxm\n";
+                        "codellama-13b-hf", "codellama-34b-hf", "codellama-7b-hf"}) {
+    const fs::path config =
+        fs::temp_directory_path() / (std::string("kareus_el_cli_") + m + ".json");
+    fs::copy_file(fs::path(std::getenv("KAREUS_DATA_DIR")) / "models" / (std::string(m) + ".json"),
+                  config, fs::copy_options::overwrite_existing);
+    paths.push_back(config.string());
+    out << m << ",4,1,8,200," << config.string() << ",h100-sxm\n";
+  }
   out.close();
   const auto r = testing::run_cli(kBinary, "energylens select --fit " + model.string() +
                                                " --candidates " + candidates.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("the configs of chameleon-30b, chameleon-7b, codegemma-1.1-2b, "
-                       "codegemma-7b, codellama-13b-hf, and 2 more give no max_position"),
+  EXPECT_NE(r.err.find("the configs of " + paths[0] + ", " + paths[1] + ", " + paths[2] + ", " +
+                       paths[3] + ", " + paths[4] + ", and 2 more give no max_position"),
             std::string::npos)
       << r.err;
 }

@@ -42,6 +42,8 @@ struct GpuDescriptors {
 // ignoring case, '-' and '_' (so "meta-llama/Llama-3.2-3B" finds llama3.2-3b.json); a path to a
 // config.json is read as is. Unknown name or missing field: Error naming file, field and value.
 ModelDescriptors model_descriptors(const std::string& model);
+// Whether a row's model is the path of a config.json (read as is) rather than a catalogue name.
+bool names_config_file(const std::string& model);
 // A dataset's GPU name -> data/gpus/<name>.json, matched on the catalogue name or on the
 // display name without its parenthesis ("NVIDIA H100 80GB HBM3" finds h100-sxm), ignoring case.
 GpuDescriptors gpu_descriptors(const std::string& gpu);
