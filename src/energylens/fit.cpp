@@ -238,6 +238,7 @@ Start run_lbfgsb(Problem& problem, Params p, int max_iterations) {
   Objective objective{problem, scale, p};
   double fx = 0.0;
   bool converged = true;
+  const Eigen::VectorXd start = z;
   Eigen::VectorXd best = z;
   try {
     solver.minimize(objective, z, fx, lb, ub);
@@ -248,9 +249,20 @@ Start run_lbfgsb(Problem& problem, Params p, int max_iterations) {
     converged = false;
     best = z.cwiseMax(lb).cwiseMin(ub);
   }
-  p = objective.params(best);
-  if (!problem.prompts.empty()) problem.set_prompts(objective.prompts(best));
-  return {p, problem.prompts, problem.evaluate(p, nullptr, nullptr), converged};
+  const auto at = [&](const Eigen::VectorXd& point) {
+    p = objective.params(point);
+    if (!problem.prompts.empty()) problem.set_prompts(objective.prompts(point));
+    return problem.evaluate(p, nullptr, nullptr);
+  };
+  double loss = at(best);
+  // Where a row's inputs make the gradient overflow (a batch of 1e300 raised to its exponent),
+  // the iterates can leave every finite value behind; the start is then the better point.
+  if (!std::isfinite(loss)) {
+    const double start_loss = at(start);
+    if (std::isfinite(start_loss)) return {p, problem.prompts, start_loss, false};
+    loss = at(best);
+  }
+  return {p, problem.prompts, loss, converged};
 }
 
 // Ridge on the standardised scale exponents: one group's worth of evidence that an exponent is
@@ -486,6 +498,22 @@ void fit_with_prior(Problem& problem, Params& p, int max_iterations) {
   if (centred.loss < best.loss) best = centred;
   p = best.params;
   if (!best.prompts.empty()) problem.set_prompts(best.prompts);
+}
+
+// Every start left the loss infinite: some row's closed form, or its ratio to the row's energy,
+// overflows for every parameter vector tried (inputs beyond what the CSV reader accepts). Named by
+// the first such row at the fixed start.
+Error not_finite(const Problem& problem, const std::vector<Sample>& rows) {
+  const Params p = fixed_start(problem);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const double ratio = closed_form(p, problem.x[i]) / problem.energy[i];
+    if (!std::isfinite(ratio) || !(ratio > 0.0))
+      return Error(fmt::format(
+          "line {}: the closed form of this row (batch {:g}, output_tokens {:g}, energy_j {:g}) is "
+          "not a finite multiple of its energy, so no fit is possible",
+          rows[i].line, rows[i].batch, rows[i].output_tokens, problem.energy[i]));
+  }
+  return Error(fmt::format("no start gave a finite loss on the {} rows", rows.size()));
 }
 
 Params random_start(Rng& rng) {
@@ -950,6 +978,7 @@ EnergyModel fit_single_model(const std::vector<Sample>& rows, const FitOptions& 
       best_prompts = s.prompts;
     }
   }
+  if (!std::isfinite(best)) throw not_finite(problem, rows);
   if (!best_prompts.empty()) problem.set_prompts(best_prompts);
   if (options.shape_prior) {
     fit_with_prior(problem, model.params, options.max_iterations);

@@ -381,6 +381,36 @@ TEST(EnergyLensFit, ModelSavedWithoutTheBatchSaturationLoads) {
   expect_loads_without(m, k_sat);
 }
 
+// A row far beyond the CSV reader's ranges (a batch of 1e308, whose powers overflow): the fit used
+// to end at parameters whose loss was infinite and read the group multipliers it never computed.
+// Now each L-BFGS-B run keeps its start when its iterates leave the finite values, and the model
+// predicts the other rows.
+TEST(EnergyLensFit, ARowWhosePowersOverflowLeavesAFiniteModel) {
+  std::vector<Sample> rows;
+  for (double tp : {1.0, 2.0, 4.0})
+    for (double batch : {1.0, 8.0, 64.0}) {
+      Sample s;
+      s.scenario = "s";
+      s.tp = tp;
+      s.batch = batch;
+      s.output_tokens = 100.0;
+      s.energy = Joules(10.0 * tp + 100.0 / batch);
+      s.line = rows.size() + 2;
+      rows.push_back(s);
+    }
+  rows[1].batch = 1e308;
+  for (int bags : {1, 10}) {
+    FitOptions o;
+    o.bags = bags;
+    const EnergyModel m = fit_energy_model(rows, o);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (i == 1) continue;
+      const double e = m.predict(rows[i]).value();
+      EXPECT_TRUE(std::isfinite(e) && e > 0.0) << "bags " << bags << ", row " << i << ": " << e;
+    }
+  }
+}
+
 TEST(EnergyLensFit, RejectsBadOptions) {
   EXPECT_THROW(parse_loss("l1"), Error);
   EXPECT_THROW(parse_scale_by("model,colour"), Error);

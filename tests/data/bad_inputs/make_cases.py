@@ -326,6 +326,22 @@ el_csv_bad = {
 for name, content in el_csv_bad.items():
     case(f"energylens_fit_{name}", "energylens fit --data {dir}/d.csv --out {dir}/m.json",
          "d.csv", files={"d.csv": content})
+# Each number of the canonical CSV beyond its range (docs/energylens.md): a batch of 1e308 crashed
+# the fit.
+EL_ALL = ("scenario,tp,pp,dp,batch,output_tokens,input_tokens,energy_j,time_s,power_w,run_s,"
+          "gpus_metered,max_output_tokens,requests,max_model_len")
+EL_ALL_ROW = "s,1,1,1,8,100,50,3,1,300,60,1,128,8,4096"
+el_extreme = {"tp": "99999999", "pp": "99999999", "dp": "99999999", "batch": "1e308",
+              "output_tokens": "1e300", "input_tokens": "1e300", "energy_j": "1e-300",
+              "time_s": "1e300", "power_w": "1e300", "run_s": "1e-9", "gpus_metered": "99999999",
+              "max_output_tokens": "9999999999", "requests": "9999999999999",
+              "max_model_len": "9999999999"}
+for column, value in el_extreme.items():
+    cells = EL_ALL_ROW.split(",")
+    cells[EL_ALL.split(",").index(column)] = value
+    case(f"energylens_fit_extreme_{column}", "energylens fit --data {dir}/d.csv --out {dir}/m.json",
+         ["d.csv", column, value],
+         files={"d.csv": EL_ALL + "\n" + EL_ALL_ROW + "\n" + ",".join(cells) + "\n"})
 case("energylens_fit_seed", "energylens fit --data {dir}/d.csv --seed {v} --out {dir}/m.json",
      "--seed", files=DATA, values=["-1", "1e3"])
 case("energylens_fit_loss", "energylens fit --data {dir}/d.csv --loss cubic", "cubic", files=DATA)
