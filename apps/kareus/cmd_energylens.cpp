@@ -18,6 +18,7 @@
 #include "kareus/core/output_set.hpp"
 #include "kareus/core/progress.hpp"
 #include "kareus/core/table.hpp"
+#include "kareus/core/wrap.hpp"
 #include "kareus/energylens/bootstrap.hpp"
 #include "kareus/energylens/closed_form.hpp"
 #include "kareus/energylens/design.hpp"
@@ -160,9 +161,9 @@ void add_import(CLI::App& parent) {
            "\n");
       return;
     }
-    std::string text = fmt::format("{}: {} rows read, {} rows written to {}\n", *in, r.rows_read,
-                                   r.data.samples.size(), *out);
-    for (const auto& n : r.notes) text += "  - " + n + "\n";
+    std::string text = wrap(fmt::format("{}: {} rows read, {} rows written to {}", *in, r.rows_read,
+                                        r.data.samples.size(), *out));
+    for (const auto& n : r.notes) text += wrap(n, kLineWidth, "  - ", "    ");
     emit(text);
   });
 }
@@ -208,10 +209,11 @@ std::string params_text(const el::EnergyModel& m, const std::vector<el::Sample>&
   std::string text =
       t.render() + "energy share: the term's part of a training row's energy, mean over the rows\n";
   if (any_unidentified)
-    text += fmt::format(
-        "not identified: every term it shapes carries under {:.1f} % of each row's energy (tau_r: "
-        "no row was metered from its run's start), so the rows leave its value free\n",
-        100 * el::kMinIdentifiedShare);
+    text +=
+        wrap(fmt::format("not identified: every term it shapes carries under {:.1f} % of each "
+                         "row's energy (tau_r: no row was metered from its run's start), so "
+                         "the rows leave its value free",
+                         100 * el::kMinIdentifiedShare));
   return text;
 }
 
@@ -449,8 +451,13 @@ void add_predict(CLI::App& parent) {
     Json rows = Json::array();
     const MemoryChecks checks = check_memory(d, every_row(d));
     const MemoryColumns columns = memory_columns(d, checks);
-    TextTable t(with_memory_header(
-        {"line", "scenario", "config", "predicted J", interval_header(), "measured J"}, columns));
+    // The rows in file order, under a heading each time the scenario changes (as select's): a
+    // scenario column would take most of a line.
+    std::string text;
+    std::optional<TextTable> t;
+    const auto flush = [&] {
+      if (t) text += t->render() + "\n";
+    };
     std::vector<double> measured, predicted;
     for (std::size_t i = 0; i < d.samples.size(); ++i) {
       const el::Sample& s = d.samples[i];
@@ -464,9 +471,15 @@ void add_predict(CLI::App& parent) {
                       {"measured_energy_j", s.energy ? Json(s.energy->value()) : Json(nullptr)},
                       {"outside_training_range", outside_json(m.outside_training_range(s))},
                       {"memory", memory_json(fit)}});
-      t.add_row(with_memory(
-          {std::to_string(s.line), s.scenario, config_text(s), fmt::format("{:.4g}", p),
-           interval_text(iv), s.energy ? fmt::format("{:.4g}", s.energy->value()) : "-"},
+      if (i == 0 || s.scenario != d.samples[i - 1].scenario) {
+        flush();
+        text += wrap("scenario " + s.scenario, kLineWidth, "", "  ");
+        t.emplace(with_memory_header(
+            {"line", "config", "predicted J", interval_header(), "measured J"}, columns));
+      }
+      t->add_row(with_memory(
+          {std::to_string(s.line), config_text(s), fmt::format("{:.4g}", p), interval_text(iv),
+           s.energy ? fmt::format("{:.4g}", s.energy->value()) : "-"},
           columns, fit));
       if (s.energy) {
         measured.push_back(s.energy->value());
@@ -485,8 +498,9 @@ void add_predict(CLI::App& parent) {
            "\n");
       return;
     }
+    flush();
     messages.print();
-    emit(t.render() + (scored ? fmt::format("MAPE {:.1f} %\n", mape) : ""));
+    emit(text + (scored ? fmt::format("MAPE {:.1f} %\n", mape) : ""));
   });
 }
 
@@ -506,6 +520,9 @@ std::string too_close_text(const el::Selection& sel, const el::Dataset& d) {
                                       : "beyond the training range the bag's fits order them "
                                         "differently");
 }
+
+// Where a wrapped "energy-optimal:" or "latency-optimal:" line goes on: under its first word.
+constexpr std::string_view kOptimalIndent = "                 ";
 
 void add_select(CLI::App& parent) {
   auto* cmd = parent.add_subcommand(
@@ -590,23 +607,28 @@ void add_select(CLI::App& parent) {
                                                       : Json(nullptr)},
              {"ranking", ranking}};
       out.push_back(j);
-      text += fmt::format("scenario {}\n{}", sel.scenario, t.render());
+      text += wrap("scenario " + sel.scenario, kLineWidth, "", "  ") + t.render();
       if (sel.none_fits) {
-        text += fmt::format(
-            "energy-optimal:  none: no candidate fits in {:.0f} % of its GPUs' memory (BF16 "
-            "weights, or a KV cache for one sequence of the model's maximum context)\n"
-            "latency-optimal: none\n\n",
-            100 * el::kUsableMemoryFraction);
+        text +=
+            wrap(fmt::format("energy-optimal:  none: no candidate fits in {:.0f} % of its GPUs' "
+                             "memory (BF16 weights, or a KV cache for one sequence of the "
+                             "model's maximum context)",
+                             100 * el::kUsableMemoryFraction),
+                 kLineWidth, "", kOptimalIndent) +
+            "latency-optimal: none\n\n";
         continue;
       }
-      text += fmt::format("energy-optimal:  {}{}\n", config_text(best), too_close_text(sel, d));
+      text += wrap(fmt::format("energy-optimal:  {}{}", config_text(best), too_close_text(sel, d)),
+                   kLineWidth, "", kOptimalIndent);
       if (sel.latency_optimal)
-        text += fmt::format(
-            "latency-optimal: {} (predicted +{:.1f} % energy{})\n",
-            config_text(d.samples[*sel.latency_optimal]), *sel.latency_penalty_predicted_percent,
-            sel.latency_penalty_measured_percent
-                ? fmt::format(", measured +{:.1f} %", *sel.latency_penalty_measured_percent)
-                : "");
+        text += wrap(fmt::format("latency-optimal: {} (predicted +{:.1f} % energy{})",
+                                 config_text(d.samples[*sel.latency_optimal]),
+                                 *sel.latency_penalty_predicted_percent,
+                                 sel.latency_penalty_measured_percent
+                                     ? fmt::format(", measured +{:.1f} %",
+                                                   *sel.latency_penalty_measured_percent)
+                                     : ""),
+                     kLineWidth, "", kOptimalIndent);
       else
         text += "latency-optimal: unknown (candidates have no time_s)\n";
       text += "\n";
@@ -665,9 +687,14 @@ void add_design(CLI::App& parent) {
         });
     if (progress) progress->finish();
     Json out = Json::array();
+    // Scenarios by number in the table, named below it: a scenario column would take most of a
+    // line.
     TextTable t({"pick", "line", "scenario", "config", "gain (nats)"});
+    std::vector<std::string> scenarios;
     for (std::size_t i = 0; i < picks.size(); ++i) {
       const el::Sample& s = d.samples[picks[i].row];
+      auto known = std::find(scenarios.begin(), scenarios.end(), s.scenario);
+      if (known == scenarios.end()) known = scenarios.insert(known, s.scenario);
       out.push_back({{"pick", i + 1},
                      {"line", s.line},
                      {"scenario", s.scenario},
@@ -676,15 +703,20 @@ void add_design(CLI::App& parent) {
                      {"dp", s.dp},
                      {"batch", s.batch},
                      {"gain", picks[i].gain}});
-      t.add_row({std::to_string(i + 1), std::to_string(s.line), s.scenario, config_text(s),
+      t.add_row({std::to_string(i + 1), std::to_string(s.line),
+                 std::to_string(known - scenarios.begin() + 1), config_text(s),
                  fmt::format("{:.3g}", picks[i].gain)});
     }
+    std::string legend = "\nscenarios:\n";
+    for (std::size_t k = 0; k < scenarios.size(); ++k)
+      legend += wrap(fmt::format("{:>4}  {}", k + 1, scenarios[k]), kLineWidth, "", "        ");
     emit(*json
              ? Json{{"candidates", d.samples.size()}, {"budget", n}, {"picks", out}}.dump(2) + "\n"
-             : fmt::format("Measure these {} of {} candidates, in this order (gain: what each "
-                           "adds to log det of the fit's information, at a point that reads no "
-                           "energy):\n\n{}",
-                           n, d.samples.size(), t.render()));
+             : wrap(fmt::format("Measure these {} of {} candidates, in this order (gain: what "
+                                "each adds to log det of the fit's information, at a point "
+                                "that reads no energy):",
+                                n, d.samples.size())) +
+                   "\n" + t.render() + legend);
   });
 }
 
@@ -754,14 +786,17 @@ void add_discover(CLI::App& parent) {
     o.progress = !*quiet;
     const el::DiscoverResult r = el::discover(d, o);
     Json front = Json::array();
-    TextTable t({"complexity", "loss (MSRE)", "expression (E = scale x expr)"});
+    // Each member on a line of its own, its expression wrapped under the expression column.
+    std::string text = fmt::format("{:>10}  {:>11}  {}\n", "complexity", "loss (MSRE)",
+                                   "expression (E = scale x expr)");
+    const std::string indent(25, ' ');
     for (const auto& m : r.front) {
       front.push_back({{"complexity", m.complexity},
                        {"loss", m.loss},
                        {"scale", m.scale},
                        {"expression", m.expression.to_string()}});
-      t.add_row({std::to_string(m.complexity), fmt::format("{:.4g}", m.loss),
-                 fmt::format("{:.4g} * {}", m.scale, m.expression.to_string())});
+      text += wrap(fmt::format("{:.4g} * {}", m.scale, m.expression.to_string()), kLineWidth,
+                   fmt::format("{:>10}  {:>11.4g}  ", m.complexity, m.loss), indent);
     }
     Json vars = Json::array();
     for (auto v : r.variables) vars.push_back(std::string(el::var_name(v)));
@@ -772,7 +807,7 @@ void add_discover(CLI::App& parent) {
                         {"disagreement", v.disagreement},
                         {"verdict", v.line}};
     emit(*json ? Json{{"variables", vars}, {"front", front}, {"recovery", recovery}}.dump(2) + "\n"
-               : t.render() + "\nVerdict: " + v.line + "\n");
+               : text + "\n" + wrap("Verdict: " + v.line, kLineWidth, "", "  "));
   });
 }
 
