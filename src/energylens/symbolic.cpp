@@ -195,8 +195,8 @@ struct Data {
     std::vector<double> f;
     for (const Sample& s : rows) f.push_back(e.evaluate(s));
     std::vector<double> scales;
-    const double l = detail::scaled_loss(Loss::kRelative, f, energy, groups, nullptr, 0, nullptr,
-                                         scale ? &scales : nullptr);
+    const double l =
+        detail::scaled_loss(f, energy, groups, nullptr, 0, nullptr, scale ? &scales : nullptr);
     if (scale && std::isfinite(l)) {
       double m = 0.0;
       for (double x : scales) m += std::log(x);
@@ -224,8 +224,7 @@ void refit_constants(Expression& e, const Data& data, int iterations) {
       df.insert(df.end(), d.d.begin(), d.d.end());
     }
     std::vector<double> g;
-    const double l =
-        detail::scaled_loss(Loss::kRelative, f, data.energy, data.groups, &df, k, &g, nullptr);
+    const double l = detail::scaled_loss(f, data.energy, data.groups, &df, k, &g, nullptr);
     for (std::size_t j = 0; j < k; ++j)
       grad(static_cast<Eigen::Index>(j)) = std::isfinite(l) && g.size() == k ? g[j] : 0.0;
     return std::isfinite(l) ? l : std::numeric_limits<double>::max();

@@ -344,14 +344,11 @@ for column, value in el_extreme.items():
          files={"d.csv": EL_ALL + "\n" + EL_ALL_ROW + "\n" + ",".join(cells) + "\n"})
 case("energylens_fit_seed", "energylens fit --data {dir}/d.csv --seed {v} --out {dir}/m.json",
      "--seed", files=DATA, values=["-1", "1e3"])
-case("energylens_fit_loss", "energylens fit --data {dir}/d.csv --loss cubic", "cubic", files=DATA)
 case("energylens_fit_bags", "energylens fit --data {dir}/d.csv --descriptors off --bags {v}",
      ["--bags", "{v}"],
      files=DATA, values=["0", "-3"])
-case("energylens_fit_pooling", "energylens fit --data {dir}/d.csv --descriptors off --pooling {v}",
-     ["--pooling", "{v}"], files=DATA, values=["maybe", "ON"])
 case("energylens_evaluate_bags", "energylens evaluate --data {dir}/d.csv --train-size 5 --seeds 1 "
-     "--descriptors off --scale-by none --quiet --bags 0", ["--bags", "0"], files=DATA)
+     "--descriptors off --quiet --bags 0", ["--bags", "0"], files=DATA)
 case("energylens_fit_out_under_file", "energylens fit --data {dir}/d.csv --out {dir}/f/m.json",
      "f", files=dict(DATA, f="file"))
 case("energylens_import_format", "energylens import --format csv {dir}/d.csv {dir}/o.csv",
@@ -394,21 +391,20 @@ model_bad = {
     "e_p_zero": model_with(lambda m: m["params"].update(e_p=0.0)),
     "b_d_large": model_with(lambda m: m["params"].update(b_d=9.0)),
     "param_missing": model_with(lambda m: m["params"].pop("d1")),
-    "loss_bad": model_with(lambda m: m.update(loss="cubic")),
     "bags_beyond_replicates": model_with(lambda m: m.update(bags=3)),
-    "huber_without_threshold": model_with(lambda m: m.update(loss="huber", huber_threshold=0.0)),
+    "foreign_term": model_with(lambda m: m["params"].update(c_tp=0.5)),
     "variance_negative": model_with(lambda m: m.update(row_log_variance=-1.0)),
     "range_inverted": model_with(
         lambda m: m.update(training_ranges={"batch": {"low": 64.0, "high": 1.0}})),
     "range_unknown_input": model_with(
         lambda m: m.update(training_ranges={"colour": {"low": 1.0, "high": 2.0}})),
     "malformed": "{",
-    "duplicate_key": json.dumps(MODEL)[:-1] + ', "loss": "log"}',
+    "duplicate_key": json.dumps(MODEL)[:-1] + ', "train_rows": 3}',
 }
 for name, content in model_bad.items():
     case(f"energylens_model_{name}", "energylens predict --fit {dir}/m.json --data {dir}/d.csv",
-         {"loss_bad": ["m.json", "/loss", "cubic"], "bags_beyond_replicates": ["m.json", "/bags"],
-          "huber_without_threshold": ["m.json", "/huber_threshold"],
+         {"bags_beyond_replicates": ["m.json", "/bags"],
+          "foreign_term": ["m.json", "c_tp", "not a parameter"],
           "range_inverted": ["m.json", "/training_ranges/batch", "low <= high"],
           "range_unknown_input": ["m.json", "/training_ranges/colour", "an input of"]
           }.get(name, "m.json"),
