@@ -303,10 +303,9 @@ TEST(EnergyLensFit, AModelFileWithAForeignTermIsRefused) {
   }
 }
 
-// A row far beyond the CSV reader's ranges (a batch of 1e308, whose powers overflow): the fit used
-// to end at parameters whose loss was infinite and read the group multipliers it never computed.
-// Now each L-BFGS-B run keeps its start when its iterates leave the finite values, and the model
-// predicts the other rows.
+// A row far beyond the CSV reader's ranges (a batch of 1e308, whose powers overflow): L-BFGS-B's
+// iterates leave the finite values, and a fit that ended there would read group multipliers the
+// loss never computed. Each run keeps its start then, and the model predicts the other rows.
 TEST(EnergyLensFit, ARowWhosePowersOverflowLeavesAFiniteModel) {
   std::vector<Sample> rows;
   for (double tp : {1.0, 2.0, 4.0})
