@@ -1,7 +1,6 @@
 // Quality benchmark: EnergyLens against its baselines on the shipped real datasets
 // (data/energylens), beside the figures the EnergyLens paper reports on its own, unreleased data
-// (Palladino et al., arXiv 2605.10556, via shared/reference/energylens-kerneldvfs.md). Prints
-// markdown for docs/benchmarks/energylens.md.
+// (Palladino et al., arXiv 2605.10556). Prints markdown for docs/benchmarks/energylens.md.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -305,38 +304,13 @@ int main(int argc, char** argv) {
     calibration_rows(s.name, imported.data, o.fit, o.seeds, calibration);
     if (intervals_only) continue;
     const el::EvaluationReport r = el::evaluate(imported.data, o);
-    // The same protocol with the parallelism terms (closed_form.hpp), EnergyLens rows only.
-    el::EvaluateOptions with_terms = o;
-    with_terms.fit.parallel_terms = true;
-    const el::EvaluationReport rp = el::evaluate(imported.data, with_terms);
-    const std::string kTerms = "energylens + parallel terms";
     for (const auto& [name, m] : r.scores)
       summary.add_row({s.name, name, pct(m.mape), pct100(m.top1), pct100(m.regret),
                        pct100(m.pairwise), pct100(m.pairwise_separated)});
-    const el::ModelScores& mp = rp.scores.at("energylens");
-    summary.add_row({s.name, kTerms, pct(mp.mape), pct100(mp.top1), pct100(mp.regret),
-                     pct100(mp.pairwise), pct100(mp.pairwise_separated)});
-    for (std::size_t i = 0; i < r.leave_one_out.size(); ++i) {
-      const el::LeaveOneOut& l = r.leave_one_out[i];
+    for (const el::LeaveOneOut& l : r.leave_one_out)
       for (const auto& [name, m] : l.scores)
         transfer.add_row({s.name, l.column, std::to_string(l.folds), name, pct(m.mape),
                           pct100(m.top1), pct100(m.pairwise)});
-      const el::ModelScores& lp = rp.leave_one_out[i].scores.at("energylens");
-      transfer.add_row({s.name, l.column, std::to_string(l.folds), kTerms, pct(lp.mape),
-                        pct100(lp.top1), pct100(lp.pairwise)});
-    }
-    kareus::TextTable par(
-        {"model", "pairwise across TP/PP/DP % (random split)", "same, leave one parallelism out"});
-    auto lopo = [](const el::EvaluationReport& e) {
-      for (const el::LeaveOneOut& l : e.leave_one_out)
-        if (l.column == "parallelism")
-          return pct100(l.scores.at("energylens").pairwise_parallelism) + " (MAPE " +
-                 pct(l.scores.at("energylens").mape) + ")";
-      return std::string("-");
-    };
-    par.add_row({"energylens", pct100(r.scores.at("energylens").pairwise_parallelism), lopo(r)});
-    par.add_row({kTerms, pct100(mp.pairwise_parallelism), lopo(rp)});
-    details += fmt::format("### {}: parallelism terms\n\n{}\n", s.name, par.render_markdown());
     const auto [mean_penalty, max_penalty] = latency_penalty(imported.data);
     details += fmt::format(
         "### {}\n\n{}\n\nMeasured energy of the latency-optimal configuration over the "

@@ -1,4 +1,4 @@
-// bench_energylens --design: which 50 rows to measure (issue 17, twenty-first step). Each seed
+// bench_energylens --design: which 50 rows to measure. Each seed
 // splits the rows into a pool (kPoolShare) and a test set; EnergyLens is trained on 50 pool rows
 // chosen at random or by the D-optimal design (design.hpp, which reads no energy) and both are
 // scored on the same test rows, for three seed sets.

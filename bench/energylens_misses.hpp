@@ -34,11 +34,10 @@ namespace el = kareus::energylens;
 
 // The closed form's additive terms, by the linear coefficients that switch each on; the run-start
 // factor multiplies their sum.
-inline const std::array<std::pair<const char*, std::vector<std::size_t>>, 6> kTerms = {{
+inline const std::array<std::pair<const char*, std::vector<std::size_t>>, 5> kTerms = {{
     {"prefill", {el::a_p}},
     {"decode", {el::a_d}},
     {"per-degree", {el::d1, el::d2}},
-    {"parallelism", {el::c_tp, el::c_pp, el::c_dp}},
     {"context", {el::c_kv}},
     {"step", {el::c_step}},
 }};
@@ -146,7 +145,8 @@ class Diagnosis {
     std::map<std::size_t, double> predicted;
     for (std::size_t r : test) {
       predicted[r] = m.predict(d.samples[r]).value();
-      const el::Features x = el::features_of(d.samples[r], cache_.ratios(d.samples[r], "data"));
+      const el::Features x =
+          el::features_of(d.samples[r], cache_.idle_power_share(d.samples[r], "data"));
       for (const el::EnergyModel* f : fits) row_parts[r].push_back(parts(f->params, x));
     }
     for (const auto& g : el::scenario_groups(d.samples, test))

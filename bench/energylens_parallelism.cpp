@@ -1,8 +1,7 @@
-// Diagnosis of EnergyLens's leave-one-parallelism-out protocol on ML.ENERGY v2 (issue 17): per
-// held-out TP x PP configuration, how large and of which sign the error is, whether it sits in
-// rows whose (model, GPU) group the training rows saw or in new groups, and which terms of the
-// closed form carry the prediction there. Prints markdown for docs/benchmarks/energylens.md.
-// `--parallel-terms` fits the parallelism terms too.
+// Diagnosis of EnergyLens's leave-one-parallelism-out protocol on ML.ENERGY v2: per held-out
+// TP x PP configuration, how large and of which sign the error is, whether it sits in rows whose
+// (model, GPU) group the training rows saw or in new groups, and which terms of the closed form
+// carry the prediction there. Prints markdown for docs/benchmarks/energylens.md.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -77,7 +76,6 @@ void add_fold(const el::EnergyModel& m, const std::vector<el::Sample>& test, Fol
     f.shares["prefill"].push_back(share(m, s, {el::a_p}));
     f.shares["decode"].push_back(share(m, s, {el::a_d}));
     f.shares["d1 TP + d2 PP"].push_back(share(m, s, {el::d1, el::d2}));
-    f.shares["c_tp + c_pp"].push_back(share(m, s, {el::c_tp, el::c_pp}));
     f.shares["c_kv"].push_back(share(m, s, {el::c_kv}));
     f.shares["c_step"].push_back(share(m, s, {el::c_step}));
   }
@@ -101,14 +99,12 @@ double rms(const std::vector<double>& v) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  const bool terms = argc > 1 && std::string(argv[1]) == "--parallel-terms";
+int main() {
   const auto path = kareus::data_dir() / "energylens/mlenergy-v2/mlenergy_v2_llm_configs.csv";
   const el::Dataset d = el::import_dataset(el::ImportFormat::kMlenergyV2, path).data;
   el::FitOptions fit;
   fit.descriptors = true;
   fit.bags = el::kDefaultBags;
-  fit.parallel_terms = terms;
   std::set<std::string> configs;
   for (const el::Sample& s : d.samples) configs.insert(config_of(s));
   std::map<std::string, Fold> folds;
@@ -127,9 +123,8 @@ int main(int argc, char** argv) {
   kareus::TextTable errors({"held out", "rows", "rows in seen groups %", "MAPE %", "median error %",
                             "rows > 2x off %", "MAPE seen / new groups %",
                             "median error seen / new %", "RMS group level / within group, log"});
-  kareus::TextTable carried({"held out", "prefill %", "decode %", "d1 TP + d2 PP %",
-                             "c_tp + c_pp %", "c_kv %", "c_step %", "g1_p", "g1_d", "g2_d", "b_d",
-                             "k_params + k_active"});
+  kareus::TextTable carried({"held out", "prefill %", "decode %", "d1 TP + d2 PP %", "c_kv %",
+                             "c_step %", "g1_p", "g1_d", "g2_d", "b_d", "k_params + k_active"});
   for (const auto& [held, f] : folds) {
     const double n = static_cast<double>(f.log_ratio.size());
     const double far =
@@ -145,7 +140,7 @@ int main(int argc, char** argv) {
                      pct_of_log(median(f.unseen_log_ratio))),
          fmt::format("{:.2f} / {:.2f}", rms(f.group_level), rms(f.within_group))});
     std::vector<std::string> row = {held};
-    for (const char* t : {"prefill", "decode", "d1 TP + d2 PP", "c_tp + c_pp", "c_kv", "c_step"})
+    for (const char* t : {"prefill", "decode", "d1 TP + d2 PP", "c_kv", "c_step"})
       row.push_back(fmt::format("{:.0f}", 100.0 * median(f.shares.at(t))));
     for (const char* p : {"g1_p", "g1_d", "g2_d", "b_d", "k_params + k_active"})
       row.push_back(fmt::format("{:.2f}", median(f.params.at(p))));
@@ -159,11 +154,10 @@ int main(int argc, char** argv) {
     groups += "\n";
   }
   fmt::print(
-      "### Leave one parallelism out, per fold ({}; {} seeds x 50 training rows)\n\n{}\n"
+      "### Leave one parallelism out, per fold ({} seeds x 50 training rows)\n\n{}\n"
       "Share of the single fit's prediction at the held-out rows per term (median over rows and "
       "seeds) and the fitted exponents (median over seeds):\n\n{}\n"
       "Median error per (model, GPU) group, seen or new to the training rows:\n\n{}\n",
-      terms ? "with the parallelism terms" : "default terms", kSeeds, errors.render_markdown(),
-      carried.render_markdown(), groups);
+      kSeeds, errors.render_markdown(), carried.render_markdown(), groups);
   return 0;
 }

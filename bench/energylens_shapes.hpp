@@ -1,8 +1,7 @@
 // bench_energylens --shapes: the fitted shape parameters over the evaluation's random 50-row
-// splits, for the fit to all training rows and for the bag's resampled fits, with and
-// without the shape prior: their median, 10th to 90th percentile, and how often they sit on a
-// fitting bound, i.e. how far the rows leave them to wander (docs/benchmarks/energylens.md,
-// seventeenth step).
+// splits, for the fit to all training rows and for the bag's resampled fits: their median, 10th to
+// 90th percentile, and how often they sit on a fitting bound, i.e. how far the rows leave them to
+// wander under the shape prior (docs/benchmarks/energylens.md).
 #pragma once
 
 #include <fmt/format.h>
@@ -57,17 +56,11 @@ inline void add_rows(kareus::TextTable& table, const std::string& which,
   }
 }
 
-inline std::string table(const el::Dataset& d, el::EvaluateOptions o) {
-  kareus::TextTable t(
-      {"shape prior, fits", "parameter", "median", "10th .. 90th percentile", "at a bound %"});
-  for (bool prior : {false, true}) {
-    o.fit.shape_prior = prior;
-    const Fits f = fits_of(d, o);
-    const std::string name = prior ? "on" : "off";
-    add_rows(t, fmt::format("{}, fit to all {} splits", name, f.full.size()), f.full);
-    add_rows(t, fmt::format("{}, {} resampled fits of the bags", name, f.members.size()),
-             f.members);
-  }
+inline std::string table(const el::Dataset& d, const el::EvaluateOptions& o) {
+  kareus::TextTable t({"fits", "parameter", "median", "10th .. 90th percentile", "at a bound %"});
+  const Fits f = fits_of(d, o);
+  add_rows(t, fmt::format("fit to all rows of {} splits", f.full.size()), f.full);
+  add_rows(t, fmt::format("{} resampled fits of the bags", f.members.size()), f.members);
   return t.render_markdown();
 }
 

@@ -4,9 +4,14 @@
 set(KAREUS_LAYERS
   core hardware nvml xgb workload schedule partition executor frontier search store kernel_dvfs
   energylens scaleout runtime planner report capi)
+# Modules that only the front ends (apps, the C API's callers, bench, tests) may use: no other
+# module links to them or includes their headers, so the planner's build and behaviour never
+# depend on the inference energy model or the kernel-level DVFS study.
+set(KAREUS_LEAVES energylens kernel_dvfs)
 
 # Fails unless every kareus module that `name` links to (DEPS) or whose headers its sources and
-# public headers include sits below it in KAREUS_LAYERS.
+# public headers include (C and C++ sources and headers, .inc fragments and CUDA files) sits below
+# it in KAREUS_LAYERS and is not one of KAREUS_LEAVES.
 function(kareus_check_layering name deps)
   list(FIND KAREUS_LAYERS ${name} own)
   if(own EQUAL -1)
@@ -19,8 +24,12 @@ function(kareus_check_layering name deps)
       list(APPEND used "${CMAKE_MATCH_1}|links to kareus::${CMAKE_MATCH_1}")
     endif()
   endforeach()
-  file(GLOB_RECURSE files ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/*.hpp
-       ${PROJECT_SOURCE_DIR}/include/kareus/${name}/*.hpp)
+  set(patterns)
+  foreach(ext cpp hpp h inc cu)
+    list(APPEND patterns ${CMAKE_CURRENT_SOURCE_DIR}/*.${ext}
+         ${PROJECT_SOURCE_DIR}/include/kareus/${name}/*.${ext})
+  endforeach()
+  file(GLOB_RECURSE files ${patterns})
   foreach(file ${files})
     file(STRINGS ${file} includes REGEX "^#include \"kareus/[a-z_]+/")
     foreach(line ${includes})
@@ -35,6 +44,11 @@ function(kareus_check_layering name deps)
     list(GET parts 1 what)
     if(module STREQUAL name)
       continue()
+    endif()
+    if(module IN_LIST KAREUS_LEAVES)
+      list(JOIN KAREUS_LEAVES ", " leaves)
+      message(FATAL_ERROR "kareus: module ${name} ${what}, a leaf module (KAREUS_LEAVES: "
+                          "${leaves}) that only the front ends may use")
     endif()
     list(FIND KAREUS_LAYERS ${module} theirs)
     if(theirs EQUAL -1 OR theirs GREATER own)

@@ -18,6 +18,7 @@
 #include "kareus/core/output_set.hpp"
 #include "kareus/core/progress.hpp"
 #include "kareus/core/table.hpp"
+#include "kareus/core/wrap.hpp"
 #include "kareus/energylens/bootstrap.hpp"
 #include "kareus/energylens/closed_form.hpp"
 #include "kareus/energylens/design.hpp"
@@ -38,100 +39,37 @@ void emit(const std::string& text) {
   std::fputs(text.c_str(), stdout);
 }
 
+// The options of the fit that `fit` and `evaluate` take; `design` takes the descriptors alone
+// (add_descriptors), the only one that changes which parameters a fit moves.
 struct FitArgs {
-  std::string loss = "relative";
   int restarts = 8;
   std::uint64_t seed = 1;
-  std::string scale_by = "model,gpu";
   std::string descriptors = "on";
-  std::string parallel_terms = "off";
-  std::string kv_term = "on";
-  std::string step_term = "on";
-  std::string run_start_term = "on";
   int bags = el::kDefaultBags;
-  std::string pooling = "off";
-  std::string shape_prior = "on";
-  std::string batch_saturation = "off";
-  std::string workload_prompt = "off";
 
   void add(CLI::App* cmd) {
-    cmd->add_option("--loss", loss,
-                    "relative (mean squared relative error), log (mean squared log error) or "
-                    "huber (Huber's loss on the log error, threshold from the residuals' scale)");
     cmd->add_option("--restarts", restarts, "L-BFGS-B starts (first fixed, others seeded)");
     cmd->add_option("--seed", seed, "seed of the random starts and splits");
-    add_terms(cmd);
+    add_descriptors(cmd);
     cmd->add_option("--bags", bags,
                     "predict with the median of this many fits: the fit to all rows and "
                     "bags - 1 fits to bootstrap resamples of them (seeded by --seed); 1: the "
                     "single fit");
-    cmd->add_option("--pooling", pooling,
-                    "on: fit the shape with each group's multiplier shrunk towards the descriptor "
-                    "regression by the row noise over the group effects' variance (estimated "
-                    "from the fit), so groups with one row inform the shape; off: multipliers "
-                    "free during the fit");
-    cmd->add_option("--shape-prior", shape_prior,
-                    "on: a normal prior on the batch, offset and TP/PP exponents around their "
-                    "physical values, weighted by the row noise over the row count (MAP); off: "
-                    "the rows alone")
-        ->check(CLI::IsMember({"on", "off"}));
-    add_saturation(cmd);
-    cmd->add_option("--workload-prompt", workload_prompt,
-                    "on: fit each workload's mean prompt (tokens) where the data report no "
-                    "input_tokens; off: every row reads one prompt token")
-        ->check(CLI::IsMember({"on", "off"}));
   }
-  // The options that choose the closed form's terms and the scale groups: the parameters a fit
-  // moves (energylens design differentiates in them).
-  void add_terms(CLI::App* cmd) {
-    cmd->add_option("--scale-by", scale_by,
-                    "columns forming a scale group with its own multiplier: any of "
-                    "model,gpu,scenario, or none");
+  void add_descriptors(CLI::App* cmd) {
     cmd->add_option("--descriptors", descriptors,
                     "on: explain the group multipliers by model and GPU descriptors "
                     "(data/models, data/gpus), so unseen pairs are predicted from them; off: "
-                    "unseen groups get the geometric-mean multiplier")
-        ->check(CLI::IsMember({"on", "off"}));
-    cmd->add_option("--parallel-terms", parallel_terms,
-                    "on: fit the TP all-reduce, pipeline-bubble and idle-replica terms; off: the "
-                    "paper's form (TP and PP exponents and per-degree overheads only)")
-        ->check(CLI::IsMember({"on", "off"}));
-    cmd->add_option("--kv-term", kv_term,
-                    "on: fit the context term (KV cache read per decode step, out x (in + out/2)); "
-                    "off: the paper's form")
-        ->check(CLI::IsMember({"on", "off"}));
-    cmd->add_option("--step-term", step_term,
-                    "on: fit the step term (fixed time of each decode step on every GPU, "
-                    "out x TP x PP / batch); off: the paper's form")
-        ->check(CLI::IsMember({"on", "off"}));
-    cmd->add_option("--run-start-term", run_start_term,
-                    "on: fit the run-start time constant where rows were measured over whole "
-                    "runs (run_s: metered power still rising at the start); off: the paper's form")
-        ->check(CLI::IsMember({"on", "off"}));
-  }
-  void add_saturation(CLI::App* cmd) {
-    cmd->add_option("--batch-saturation", batch_saturation,
-                    "on: fit k_sat, the inverse of the batch beyond which the decode and step "
-                    "terms' batch benefit saturates (batch / (1 + k_sat x batch)); off: it keeps "
-                    "growing with the batch")
+                    "unseen groups get the geometric-mean multiplier (for models or GPUs the "
+                    "catalogues do not know)")
         ->check(CLI::IsMember({"on", "off"}));
   }
   el::FitOptions options() const {
     el::FitOptions o;
-    o.loss = el::parse_loss(loss);
     o.restarts = restarts;
     o.seed = seed;
-    o.scale_by = el::parse_scale_by(scale_by);
     o.descriptors = descriptors == "on";
-    o.parallel_terms = parallel_terms == "on";
-    o.kv_term = kv_term == "on";
-    o.step_term = step_term == "on";
-    o.run_start_term = run_start_term == "on";
     o.bags = bags;
-    o.pooling = el::parse_pooling(pooling);
-    o.shape_prior = shape_prior == "on";
-    o.batch_saturation = batch_saturation == "on";
-    o.workload_prompt = workload_prompt == "on";
     return o;
   }
 };
@@ -160,9 +98,9 @@ void add_import(CLI::App& parent) {
            "\n");
       return;
     }
-    std::string text = fmt::format("{}: {} rows read, {} rows written to {}\n", *in, r.rows_read,
-                                   r.data.samples.size(), *out);
-    for (const auto& n : r.notes) text += "  - " + n + "\n";
+    std::string text = wrap(fmt::format("{}: {} rows read, {} rows written to {}", *in, r.rows_read,
+                                        r.data.samples.size(), *out));
+    for (const auto& n : r.notes) text += wrap(n, kLineWidth, "  - ", "    ");
     emit(text);
   });
 }
@@ -208,10 +146,11 @@ std::string params_text(const el::EnergyModel& m, const std::vector<el::Sample>&
   std::string text =
       t.render() + "energy share: the term's part of a training row's energy, mean over the rows\n";
   if (any_unidentified)
-    text += fmt::format(
-        "not identified: every term it shapes carries under {:.1f} % of each row's energy (tau_r: "
-        "no row was metered from its run's start), so the rows leave its value free\n",
-        100 * el::kMinIdentifiedShare);
+    text +=
+        wrap(fmt::format("not identified: every term it shapes carries under {:.1f} % of each "
+                         "row's energy (tau_r: no row was metered from its run's start), so "
+                         "the rows leave its value free",
+                         100 * el::kMinIdentifiedShare));
   return text;
 }
 
@@ -254,20 +193,13 @@ void add_fit(CLI::App& parent) {
       emit(j.dump(2) + "\n");
       return;
     }
-    std::string text = fmt::format(
-        "fitted on {} rows ({} loss{}, {} scale groups), training MAPE {:.1f} %{}\n{}",
-        d.samples.size(), el::loss_name(m.loss),
-        m.loss == el::Loss::kHuber
-            ? fmt::format(" with threshold {:.4g} in log energy", m.huber_threshold)
-            : "",
-        m.scales.size(), mape, m.bags > 1 ? fmt::format(" (median of {} fits)", m.bags) : "",
-        params_text(m, d.samples));
+    std::string text =
+        wrap(fmt::format("fitted on {} rows ({} scale groups), training MAPE {:.1f} %{}",
+                         d.samples.size(), m.scales.size(), mape,
+                         m.bags > 1 ? fmt::format(" (median of {} fits)", m.bags) : "")) +
+        params_text(m, d.samples);
     if (!d.has_input_tokens)
-      text += m.workload_prompts.empty()
-                  ? "input tokens not reported: a_p is J per request, absorbing the mean prompt "
-                    "length\n"
-                  : "input tokens not reported: each workload's mean prompt is fitted (below), "
-                    "a_p is J per prompt token\n";
+      text += "input tokens not reported: a_p is J per request, absorbing the mean prompt length\n";
     if (m.descriptors) {
       TextTable t({"scale term", "value", "meaning"});
       for (std::size_t j = 0; j < m.scale_exponents.size(); ++j)
@@ -275,25 +207,14 @@ void add_fit(CLI::App& parent) {
                    std::string(el::scale_term_meaning(j))});
       text += t.render();
     }
-    const auto prompt = [&](const std::string& w) {
-      return m.workload_prompts.empty() ? std::string("-") : fmt::format("{:.4g}", m.prompt_of(w));
-    };
     if (!m.scale_fit.workloads.empty()) {
-      TextTable t({"workload", "scale factor", "fitted prompt (tokens)"});
+      TextTable t({"workload", "scale factor"});
       for (std::size_t w = 0; w < m.scale_fit.workloads.size(); ++w)
         t.add_row({m.scale_fit.workloads[w],
-                   fmt::format("{:.4g}", std::exp(m.scale_fit.workload_effects[w])),
-                   prompt(m.scale_fit.workloads[w])});
+                   fmt::format("{:.4g}", std::exp(m.scale_fit.workload_effects[w]))});
       text += t.render();
-      text += fmt::format("a workload not listed: factor 1, log sd {:.3f} more{}\n",
-                          std::sqrt(m.scale_fit.workload_variance),
-                          m.workload_prompts.empty()
-                              ? ""
-                              : fmt::format(", prompt {:.4g} tokens (the fitted ones' geometric "
-                                            "mean)",
-                                            m.unseen_prompt()));
-    } else if (!m.workload_prompts.empty()) {
-      text += fmt::format("fitted prompt: {} tokens per request\n", prompt(""));
+      text += fmt::format("a workload not listed: factor 1, log sd {:.3f} more\n",
+                          std::sqrt(m.scale_fit.workload_variance));
     }
     text += fmt::format(
         "log-normal noise: row sd {:.3f}, unexplained group sd {:.3f} (intervals: {:.0f} %)\n",
@@ -328,22 +249,6 @@ Json interval_json(const el::Interval& iv) {
 el::EnergyModel load_model(const std::string& path) {
   return el::EnergyModel::from_json(JsonDocument::load_file(path).root());
 }
-
-// predict and select use a bagged model's bag unless told to use its single fit.
-struct BaggingArg {
-  std::string bagging = "on";
-  void add(CLI::App* cmd) {
-    cmd->add_option("--bagging", bagging,
-                    "on: a model fitted with --bags predicts the median of its fits; off: "
-                    "its fit to all rows alone")
-        ->check(CLI::IsMember({"on", "off"}));
-  }
-  el::EnergyModel load(const std::string& path) const {
-    el::EnergyModel m = load_model(path);
-    if (bagging == "off") m.bags = 1;
-    return m;
-  }
-};
 
 // Candidate rows for a fitted model: with a descriptor scale, every row's model and GPU must be
 // in the catalogues before anything is printed.
@@ -441,16 +346,19 @@ void add_predict(CLI::App& parent) {
   });
   cmd->add_option("--data", *data, "canonical CSV (energy_j optional)")->required();
   cmd->add_flag("--json", *json, "print one JSON document");
-  auto bagging = std::make_shared<BaggingArg>();
-  bagging->add(cmd);
   cmd->callback([=] {
-    const el::EnergyModel m = bagging->load(*model);
+    const el::EnergyModel m = load_model(*model);
     const el::Dataset d = read_candidates(m, *data);
     Json rows = Json::array();
     const MemoryChecks checks = check_memory(d, every_row(d));
     const MemoryColumns columns = memory_columns(d, checks);
-    TextTable t(with_memory_header(
-        {"line", "scenario", "config", "predicted J", interval_header(), "measured J"}, columns));
+    // The rows in file order, under a heading each time the scenario changes (as select's): a
+    // scenario column would take most of a line.
+    std::string text;
+    std::optional<TextTable> t;
+    const auto flush = [&] {
+      if (t) text += t->render() + "\n";
+    };
     std::vector<double> measured, predicted;
     for (std::size_t i = 0; i < d.samples.size(); ++i) {
       const el::Sample& s = d.samples[i];
@@ -464,9 +372,15 @@ void add_predict(CLI::App& parent) {
                       {"measured_energy_j", s.energy ? Json(s.energy->value()) : Json(nullptr)},
                       {"outside_training_range", outside_json(m.outside_training_range(s))},
                       {"memory", memory_json(fit)}});
-      t.add_row(with_memory(
-          {std::to_string(s.line), s.scenario, config_text(s), fmt::format("{:.4g}", p),
-           interval_text(iv), s.energy ? fmt::format("{:.4g}", s.energy->value()) : "-"},
+      if (i == 0 || s.scenario != d.samples[i - 1].scenario) {
+        flush();
+        text += wrap("scenario " + s.scenario, kLineWidth, "", "  ");
+        t.emplace(with_memory_header(
+            {"line", "config", "predicted J", interval_header(), "measured J"}, columns));
+      }
+      t->add_row(with_memory(
+          {std::to_string(s.line), config_text(s), fmt::format("{:.4g}", p), interval_text(iv),
+           s.energy ? fmt::format("{:.4g}", s.energy->value()) : "-"},
           columns, fit));
       if (s.energy) {
         measured.push_back(s.energy->value());
@@ -485,8 +399,9 @@ void add_predict(CLI::App& parent) {
            "\n");
       return;
     }
+    flush();
     messages.print();
-    emit(t.render() + (scored ? fmt::format("MAPE {:.1f} %\n", mape) : ""));
+    emit(text + (scored ? fmt::format("MAPE {:.1f} %\n", mape) : ""));
   });
 }
 
@@ -507,6 +422,9 @@ std::string too_close_text(const el::Selection& sel, const el::Dataset& d) {
                                         "differently");
 }
 
+// Where a wrapped "energy-optimal:" or "latency-optimal:" line goes on: under its first word.
+constexpr std::string_view kOptimalIndent = "                 ";
+
 void add_select(CLI::App& parent) {
   auto* cmd = parent.add_subcommand(
       "select", "Rank candidate configurations by predicted energy, per scenario");
@@ -524,10 +442,8 @@ void add_select(CLI::App& parent) {
       ->required();
   cmd->add_option("--scenario", *scenario, "only this scenario");
   cmd->add_flag("--json", *json, "print one JSON document");
-  auto bagging = std::make_shared<BaggingArg>();
-  bagging->add(cmd);
   cmd->callback([=] {
-    const el::EnergyModel m = bagging->load(*model);
+    const el::EnergyModel m = load_model(*model);
     const el::Dataset d = read_candidates(m, *data);
     std::vector<el::Selection> selections = el::select_configurations(m, d);
     if (!scenario->empty()) {
@@ -590,23 +506,28 @@ void add_select(CLI::App& parent) {
                                                       : Json(nullptr)},
              {"ranking", ranking}};
       out.push_back(j);
-      text += fmt::format("scenario {}\n{}", sel.scenario, t.render());
+      text += wrap("scenario " + sel.scenario, kLineWidth, "", "  ") + t.render();
       if (sel.none_fits) {
-        text += fmt::format(
-            "energy-optimal:  none: no candidate fits in {:.0f} % of its GPUs' memory (BF16 "
-            "weights, or a KV cache for one sequence of the model's maximum context)\n"
-            "latency-optimal: none\n\n",
-            100 * el::kUsableMemoryFraction);
+        text +=
+            wrap(fmt::format("energy-optimal:  none: no candidate fits in {:.0f} % of its GPUs' "
+                             "memory (BF16 weights, or a KV cache for one sequence of the "
+                             "model's maximum context)",
+                             100 * el::kUsableMemoryFraction),
+                 kLineWidth, "", kOptimalIndent) +
+            "latency-optimal: none\n\n";
         continue;
       }
-      text += fmt::format("energy-optimal:  {}{}\n", config_text(best), too_close_text(sel, d));
+      text += wrap(fmt::format("energy-optimal:  {}{}", config_text(best), too_close_text(sel, d)),
+                   kLineWidth, "", kOptimalIndent);
       if (sel.latency_optimal)
-        text += fmt::format(
-            "latency-optimal: {} (predicted +{:.1f} % energy{})\n",
-            config_text(d.samples[*sel.latency_optimal]), *sel.latency_penalty_predicted_percent,
-            sel.latency_penalty_measured_percent
-                ? fmt::format(", measured +{:.1f} %", *sel.latency_penalty_measured_percent)
-                : "");
+        text += wrap(fmt::format("latency-optimal: {} (predicted +{:.1f} % energy{})",
+                                 config_text(d.samples[*sel.latency_optimal]),
+                                 *sel.latency_penalty_predicted_percent,
+                                 sel.latency_penalty_measured_percent
+                                     ? fmt::format(", measured +{:.1f} %",
+                                                   *sel.latency_penalty_measured_percent)
+                                     : ""),
+                     kLineWidth, "", kOptimalIndent);
       else
         text += "latency-optimal: unknown (candidates have no time_s)\n";
       text += "\n";
@@ -644,8 +565,7 @@ void add_design(CLI::App& parent) {
   cmd->add_flag("--json", *json, "print one JSON document");
   auto quiet = std::make_shared<bool>(false);
   cmd->add_flag("--quiet", *quiet, "no progress on stderr");
-  fit->add_terms(cmd);
-  fit->add_saturation(cmd);
+  fit->add_descriptors(cmd);
   cmd->callback([=] {
     const el::Dataset d = el::read_dataset(*data, el::EnergyColumn::kOptional);
     const el::FitOptions o = fit->options();
@@ -665,9 +585,14 @@ void add_design(CLI::App& parent) {
         });
     if (progress) progress->finish();
     Json out = Json::array();
+    // Scenarios by number in the table, named below it: a scenario column would take most of a
+    // line.
     TextTable t({"pick", "line", "scenario", "config", "gain (nats)"});
+    std::vector<std::string> scenarios;
     for (std::size_t i = 0; i < picks.size(); ++i) {
       const el::Sample& s = d.samples[picks[i].row];
+      auto known = std::find(scenarios.begin(), scenarios.end(), s.scenario);
+      if (known == scenarios.end()) known = scenarios.insert(known, s.scenario);
       out.push_back({{"pick", i + 1},
                      {"line", s.line},
                      {"scenario", s.scenario},
@@ -676,15 +601,20 @@ void add_design(CLI::App& parent) {
                      {"dp", s.dp},
                      {"batch", s.batch},
                      {"gain", picks[i].gain}});
-      t.add_row({std::to_string(i + 1), std::to_string(s.line), s.scenario, config_text(s),
+      t.add_row({std::to_string(i + 1), std::to_string(s.line),
+                 std::to_string(known - scenarios.begin() + 1), config_text(s),
                  fmt::format("{:.3g}", picks[i].gain)});
     }
+    std::string legend = "\nscenarios:\n";
+    for (std::size_t k = 0; k < scenarios.size(); ++k)
+      legend += wrap(fmt::format("{:>4}  {}", k + 1, scenarios[k]), kLineWidth, "", "        ");
     emit(*json
              ? Json{{"candidates", d.samples.size()}, {"budget", n}, {"picks", out}}.dump(2) + "\n"
-             : fmt::format("Measure these {} of {} candidates, in this order (gain: what each "
-                           "adds to log det of the fit's information, at a point that reads no "
-                           "energy):\n\n{}",
-                           n, d.samples.size(), t.render()));
+             : wrap(fmt::format("Measure these {} of {} candidates, in this order (gain: what "
+                                "each adds to log det of the fit's information, at a point "
+                                "that reads no energy):",
+                                n, d.samples.size())) +
+                   "\n" + t.render() + legend);
   });
 }
 
@@ -738,7 +668,9 @@ void add_discover(CLI::App& parent) {
   cmd->add_option("--max-complexity", opts->max_complexity, "largest tree, in nodes");
   cmd->add_option("--parsimony", opts->parsimony, "loss penalty per node");
   cmd->add_option("--seed", opts->seed, "random seed");
-  cmd->add_option("--scale-by", *scale_by, "as for fit");
+  cmd->add_option("--scale-by", *scale_by,
+                  "columns forming a scale group with its own multiplier: any of "
+                  "model,gpu,scenario, or none");
   auto descriptors = std::make_shared<std::string>("off");
   cmd->add_option("--descriptors", *descriptors,
                   "on: search over the model and GPU descriptors too (use with --scale-by none)")
@@ -754,14 +686,17 @@ void add_discover(CLI::App& parent) {
     o.progress = !*quiet;
     const el::DiscoverResult r = el::discover(d, o);
     Json front = Json::array();
-    TextTable t({"complexity", "loss (MSRE)", "expression (E = scale x expr)"});
+    // Each member on a line of its own, its expression wrapped under the expression column.
+    std::string text = fmt::format("{:>10}  {:>11}  {}\n", "complexity", "loss (MSRE)",
+                                   "expression (E = scale x expr)");
+    const std::string indent(25, ' ');
     for (const auto& m : r.front) {
       front.push_back({{"complexity", m.complexity},
                        {"loss", m.loss},
                        {"scale", m.scale},
                        {"expression", m.expression.to_string()}});
-      t.add_row({std::to_string(m.complexity), fmt::format("{:.4g}", m.loss),
-                 fmt::format("{:.4g} * {}", m.scale, m.expression.to_string())});
+      text += wrap(fmt::format("{:.4g} * {}", m.scale, m.expression.to_string()), kLineWidth,
+                   fmt::format("{:>10}  {:>11.4g}  ", m.complexity, m.loss), indent);
     }
     Json vars = Json::array();
     for (auto v : r.variables) vars.push_back(std::string(el::var_name(v)));
@@ -772,7 +707,7 @@ void add_discover(CLI::App& parent) {
                         {"disagreement", v.disagreement},
                         {"verdict", v.line}};
     emit(*json ? Json{{"variables", vars}, {"front", front}, {"recovery", recovery}}.dump(2) + "\n"
-               : t.render() + "\nVerdict: " + v.line + "\n");
+               : text + "\n" + wrap("Verdict: " + v.line, kLineWidth, "", "  "));
   });
 }
 

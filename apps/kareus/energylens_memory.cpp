@@ -7,6 +7,7 @@
 #include <set>
 
 #include "kareus/core/error.hpp"
+#include "kareus/energylens/descriptors.hpp"
 
 namespace kareus::cli {
 
@@ -114,10 +115,15 @@ std::vector<std::string> memory_notes(const el::Dataset& d, const MemoryChecks& 
   if (std::none_of(checks.fits.begin(), checks.fits.end(), [](const auto& f) { return f; }))
     return {};
   std::vector<std::string> notes;
+  // Only a config the user gave by path: the catalogue's configs leave the maximum context out on
+  // purpose (the shipped datasets' servers ran with shorter contexts than the models' maximum,
+  // docs/energylens.md), and a note about them would come with every run on the shipped data.
   std::set<std::string> unbounded;
-  for (std::size_t i = 0; i < checks.rows.size(); ++i)
-    if (checks.fits[i] && !checks.fits[i]->max_context)
-      unbounded.insert(d.samples[checks.rows[i]].model);
+  for (std::size_t i = 0; i < checks.rows.size(); ++i) {
+    const std::string& model = d.samples[checks.rows[i]].model;
+    if (checks.fits[i] && !checks.fits[i]->max_context && el::names_config_file(model))
+      unbounded.insert(model);
+  }
   if (!unbounded.empty())
     notes.push_back(fmt::format(
         "{}: the configs of {} give no max_position_embeddings, so their candidates are not "

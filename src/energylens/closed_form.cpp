@@ -6,58 +6,43 @@
 namespace kareus::energylens {
 
 const std::array<ParamInfo, kParams>& parameter_info() {
-  // Bounds follow /shared/reference/energylens-kerneldvfs.md (our proposal, not the paper's):
-  // non-negative scales and overheads, sub- to super-linear batch amortisation, offsets that keep
-  // the denominator positive, parallelism exponents in [-2, 2].
+  // The paper gives no bounds; these are ours: non-negative scales and overheads, sub- to
+  // super-linear batch amortisation, offsets that keep the denominator positive, parallelism
+  // exponents in [-2, 2].
   static const std::array<ParamInfo, kParams> info = {{
-      {"a_p", "prefill energy scale (J per input token at batch^b_p + e_p = 1)", 0.0, 1e9, true},
+      {"a_p", "prefill J per input token (at batch^b_p + e_p = 1)", 0.0, 1e9, true},
       {"b_p", "prefill batch-amortisation exponent", -2.0, 2.0, false},
       {"e_p", "prefill denominator offset (batch = 1 floor)", 1e-6, 1e3, false},
       {"g1_p", "prefill TP scaling exponent", -2.0, 2.0, false},
       {"g2_p", "prefill PP scaling exponent", -2.0, 2.0, false},
-      {"a_d", "decode energy scale (J per output token at batch^b_d + e_d = 1)", 0.0, 1e9, true},
+      {"a_d", "decode J per output token (at batch^b_d + e_d = 1)", 0.0, 1e9, true},
       {"b_d", "decode batch-amortisation exponent", -2.0, 2.0, false},
       {"e_d", "decode denominator offset (batch = 1 floor)", 1e-6, 1e3, false},
       {"g1_d", "decode TP scaling exponent", -2.0, 2.0, false},
       {"g2_d", "decode PP scaling exponent", -2.0, 2.0, false},
       {"d1", "fixed overhead per TP degree (J)", 0.0, 1e9, true},
       {"d2", "fixed overhead per PP degree (J)", 0.0, 1e9, true},
-      // Ours: J per token per unit of the descriptor ratio and extra degree; non-negative
-      // because each models a cost (traffic, idle power), never a saving.
-      {"c_tp", "TP all-reduce energy (J per token per extra TP degree per unit rho)", 0.0, 1e9,
-       true},
-      {"c_pp", "pipeline bubble energy (J per output token per extra stage per unit sigma)", 0.0,
-       1e9, true},
-      {"c_dp", "idle replica energy (J per output token per extra replica per unit sigma)", 0.0,
-       1e9, true},
       // Ours: the KV cache each decode step reads; not amortised over the batch.
-      {"c_kv", "context energy (J per output token per token of context before it)", 0.0, 1e9,
-       true},
+      {"c_kv", "context: J per output token per token before it", 0.0, 1e9, true},
       // Ours: the part of each decode step that does not shrink with the work (launches,
       // scheduling, synchronisation), paid on every GPU and shared by the batch.
-      {"c_step", "step overhead energy (J per decode step per GPU)", 0.0, 1e9, true},
+      {"c_step", "step overhead: J per decode step per GPU", 0.0, 1e9, true},
       // Ours: how long the metered power takes to rise to its loaded level at the start of a
       // run; up to a minute (a GPU reaches its loaded power within seconds).
       {"tau_r", "run-start time constant (s)", 0.0, 60.0, false},
-      // Ours: a decode step's time per sequence in it over its fixed time (the weight stream):
-      // the inverse of the batch at which the batch's benefit is half spent; at most 1 (a
-      // saturation at one request).
-      {"k_sat", "batch saturation (1 / the batch at which the decode's batch benefit halves)", 0.0,
-       1.0, false},
   }};
   return info;
 }
 
-Features features_of(const Sample& s, const ParallelRatios& ratios) {
-  Features x{s.tp, s.pp,           s.batch,          s.input_tokens.value_or(1.0), s.output_tokens,
-             s.dp, ratios.tp_comm, ratios.idle_power};
+Features features_of(const Sample& s, double idle_power_share) {
+  Features x{s.tp, s.pp, s.batch, s.input_tokens.value_or(1.0), s.output_tokens, s.dp};
   if (s.run) {
     // A GPU at rest draws about its static power sigma x limit; the serving GPUs rise from there
     // to about the limit, while the idle metered ones stay at rest. phi is the rising part's
     // share of the loaded total (0 without descriptors, where sigma is 1).
     const double serving = s.tp * s.pp * s.dp;
     const double idle = s.gpus_metered.value_or(serving) - serving;
-    const double sigma = ratios.idle_power;
+    const double sigma = idle_power_share;
     x.run_s = s.run->value();
     x.rising_share = serving * (1.0 - sigma) / (serving + idle * sigma);
   }
@@ -77,19 +62,18 @@ Features features_of(const Sample& s, const ParallelRatios& ratios) {
 namespace {
 
 // One phase term a * tokens / (batch^b + e) * TP^g1 * PP^g2 and its partial derivatives, written
-// into grad[first..first+4]; `batch` is the row's or the effective one.
-double phase(const Params& p, std::size_t first, double tokens, double batch, const Features& x,
-             Gradient* grad) {
+// into grad[first..first+4].
+double phase(const Params& p, std::size_t first, double tokens, const Features& x, Gradient* grad) {
   const double a = p[first], b = p[first + 1], e = p[first + 2];
   const double g1 = p[first + 3], g2 = p[first + 4];
-  const double bb = std::pow(batch, b);
+  const double bb = std::pow(x.batch, b);
   const double denom = bb + e;
   const double par = std::pow(x.tp, g1) * std::pow(x.pp, g2);
   const double unit = tokens / denom * par;
   const double term = a * unit;
   if (grad) {
     (*grad)[first] = unit;
-    (*grad)[first + 1] = -term * bb * std::log(batch) / denom;
+    (*grad)[first + 1] = -term * bb * std::log(x.batch) / denom;
     (*grad)[first + 2] = -term / denom;
     (*grad)[first + 3] = term * std::log(x.tp);
     (*grad)[first + 4] = term * std::log(x.pp);
@@ -102,32 +86,20 @@ double step_tokens(const Features& x) {
   return x.output_tokens + x.drain_tokens;
 }
 
-// Per-unit values of the linear parallelism, overhead, KV and step terms, in the order d1, d2,
-// c_tp, c_pp, c_dp, c_kv, c_step. TP all-reduces every token it processes (prompt and output);
-// bubbles and idle replicas cost per decode step; decode step t reads the KV cache of the in + t
-// tokens before it, out x (in + out / 2) in all, whatever the batch, and only while the request
-// runs; each decode step has a fixed part on all TP x PP GPUs that the batch of requests share
-// (`batch`: the effective one).
-std::array<double, 7> linear_units(const Features& x, double batch) {
-  const double steps = step_tokens(x);
-  return {x.tp,
-          x.pp,
-          (x.input_tokens + x.output_tokens) * (x.tp - 1.0) * x.tp_comm_ratio,
-          steps * (x.pp - 1.0) * x.idle_power_share,
-          steps * (x.dp - 1.0) * x.idle_power_share,
-          x.output_tokens * (x.input_tokens + 0.5 * x.output_tokens),
-          steps * x.tp * x.pp / batch};
+// Per-unit values of the linear overhead, KV and step terms, in the order d1, d2, c_kv, c_step.
+// Decode step t reads the KV cache of the in + t tokens before it, out x (in + out / 2) in all,
+// whatever the batch, and only while the request runs; each decode step has a fixed part on all
+// TP x PP GPUs that the batch of requests share.
+std::array<double, 4> linear_units(const Features& x) {
+  return {x.tp, x.pp, x.output_tokens * (x.input_tokens + 0.5 * x.output_tokens),
+          step_tokens(x) * x.tp * x.pp / x.batch};
 }
-constexpr std::array<std::size_t, 7> kLinearTail = {d1, d2, c_tp, c_pp, c_dp, c_kv, c_step};
+constexpr std::array<std::size_t, 4> kLinearTail = {d1, d2, c_kv, c_step};
 
 }  // namespace
 
 bool has_run_start(const Features& x) {
   return x.run_s > 0.0 && x.rising_share > 0.0;
-}
-
-double effective_batch(double k_sat, const Features& x) {
-  return x.batch / (1.0 + k_sat * x.batch);
 }
 
 namespace {
@@ -154,42 +126,25 @@ double run_start(double tau, const Features& x, double* slope) {
 }  // namespace
 
 double closed_form(const Params& p, const Features& x) {
-  const double batch = effective_batch(p[k_sat], x);
-  double e = phase(p, a_p, x.input_tokens, x.batch, x, nullptr) +
-             phase(p, a_d, step_tokens(x), batch, x, nullptr);
-  const auto units = linear_units(x, batch);
+  double e = phase(p, a_p, x.input_tokens, x, nullptr) + phase(p, a_d, step_tokens(x), x, nullptr);
+  const auto units = linear_units(x);
   for (std::size_t j = 0; j < units.size(); ++j) e += p[kLinearTail[j]] * units[j];
   return e * run_start(p[tau_r], x, nullptr);
 }
 
 double closed_form(const Params& p, const Features& x, Gradient& grad) {
-  const double batch = effective_batch(p[k_sat], x);
-  const double decode = phase(p, a_d, step_tokens(x), batch, x, &grad);
-  double e = phase(p, a_p, x.input_tokens, x.batch, x, &grad) + decode;
-  const auto units = linear_units(x, batch);
+  const double decode = phase(p, a_d, step_tokens(x), x, &grad);
+  double e = phase(p, a_p, x.input_tokens, x, &grad) + decode;
+  const auto units = linear_units(x);
   for (std::size_t j = 0; j < units.size(); ++j) {
     e += p[kLinearTail[j]] * units[j];
     grad[kLinearTail[j]] = units[j];
   }
-  // d(batch_eff) / d(k_sat) = -batch_eff^2: the decode term, a / (batch_eff^b + e), rises by
-  // b x batch_eff^(b + 1) / (batch_eff^b + e) of itself, and the step term, linear in
-  // 1 / batch_eff = 1 / batch + k_sat, by its per-unit value times batch_eff.
-  const double bb = std::pow(batch, p[b_d]);
-  grad[k_sat] = (decode * p[b_d] * bb / (bb + p[e_d]) + p[c_step] * units.back()) * batch;
   double slope = 0.0;
   const double factor = run_start(p[tau_r], x, &slope);
   for (double& g : grad) g *= factor;
   grad[tau_r] = e * slope;
   return e * factor;
-}
-
-double input_slope(const Params& p, const Features& x) {
-  // The prefill term is linear in the prompt; the all-reduce reads every prompt token once per
-  // extra TP degree, and the context term out x (in + out / 2) grows by out per prompt token.
-  const double prefill = p[a_p] / (std::pow(x.batch, p[b_p]) + p[e_p]) * std::pow(x.tp, p[g1_p]) *
-                         std::pow(x.pp, p[g2_p]);
-  const double linear = p[c_tp] * (x.tp - 1.0) * x.tp_comm_ratio + p[c_kv] * x.output_tokens;
-  return (prefill + linear) * run_start(p[tau_r], x, nullptr);
 }
 
 }  // namespace kareus::energylens

@@ -12,6 +12,41 @@
 namespace kareus::energylens {
 namespace {
 
+// What a row may give for each number: beyond any real deployment at both ends, so that no
+// measurement is refused, and within what the fit computes in doubles (the closed form raises the
+// batch and GPU counts to powers up to 2 and multiplies token counts; the relative loss squares
+// prediction over energy), so that no row can make it infinite. docs/energylens.md lists them.
+struct Range {
+  double low;
+  double high;
+};
+// GPU counts and degrees: up to 2^24 GPUs, as for workload files (docs/hardening.md).
+constexpr Range kGpuCount{1.0, 16777216.0};
+// Sequences in flight: ten million, 3,000 times the largest batch of the shipped datasets.
+constexpr Range kBatchRange{1e-9, 1e7};
+// Tokens per request or per context: a billion, 100 times the longest published context.
+constexpr Range kTokens{1e-9, 1e9};
+constexpr Range kRequestCount{1.0, 1e12};
+// Energy per request: from a microjoule (a token on the smallest GPU costs about a millijoule) to
+// a terajoule.
+constexpr Range kEnergyJ{1e-6, 1e12};
+// Durations: from a microsecond to 30 years.
+constexpr Range kSecondsRange{1e-6, 1e9};
+// Average power: a gigawatt.
+constexpr Range kPowerW{1e-6, 1e9};
+
+double within(const CsvRow& row, std::string_view column, double value, Range r) {
+  if (!(value >= r.low && value <= r.high))
+    row.fail(column, fmt::format("must lie in [{:g}, {:g}]", r.low, r.high));
+  return value;
+}
+double number_in(const CsvRow& row, std::string_view column, Range r) {
+  return within(row, column, row.positive_number(column), r);
+}
+double integer_in(const CsvRow& row, std::string_view column, Range r) {
+  return within(row, column, static_cast<double>(row.positive_integer(column)), r);
+}
+
 // The run's drain: both columns or neither on a row, since one alone fixes no step count.
 void parse_drain(const CsvRow& row, Sample& s) {
   const bool cap = row.optional_text("max_output_tokens").has_value();
@@ -19,8 +54,8 @@ void parse_drain(const CsvRow& row, Sample& s) {
     row.fail(cap ? "requests" : "max_output_tokens",
              "max_output_tokens and requests go together (the run's drain needs both)");
   if (!cap) return;
-  s.max_output_tokens = static_cast<double>(row.positive_integer("max_output_tokens"));
-  s.requests = static_cast<double>(row.positive_integer("requests"));
+  s.max_output_tokens = integer_in(row, "max_output_tokens", kTokens);
+  s.requests = integer_in(row, "requests", kRequestCount);
   if (*s.requests < s.batch * s.dp)
     row.fail("requests",
              "must be at least batch x dp (a run cannot keep more sequences running than it was "
@@ -32,14 +67,14 @@ Sample parse_row(const CsvRow& row, EnergyColumn energy, bool workload_column) {
   s.line = row.line();
   s.scenario = row.text("scenario");
   if (s.scenario.empty()) row.fail("scenario", "a scenario name is required");
-  s.tp = static_cast<double>(row.positive_integer("tp"));
-  s.pp = static_cast<double>(row.positive_integer("pp"));
-  if (row.optional_text("dp")) s.dp = static_cast<double>(row.positive_integer("dp"));
-  s.batch = row.positive_number("batch");
-  s.output_tokens = row.positive_number("output_tokens");
+  s.tp = integer_in(row, "tp", kGpuCount);
+  s.pp = integer_in(row, "pp", kGpuCount);
+  if (row.optional_text("dp")) s.dp = integer_in(row, "dp", kGpuCount);
+  s.batch = number_in(row, "batch", kBatchRange);
+  s.output_tokens = number_in(row, "output_tokens", kTokens);
   if (energy == EnergyColumn::kRequired || row.optional_text("energy_j"))
-    s.energy = Joules(row.positive_number("energy_j"));
-  if (row.optional_text("input_tokens")) s.input_tokens = row.positive_number("input_tokens");
+    s.energy = Joules(number_in(row, "energy_j", kEnergyJ));
+  if (row.optional_text("input_tokens")) s.input_tokens = number_in(row, "input_tokens", kTokens);
   s.model = row.optional_text("model").value_or("");
   s.gpu = row.optional_text("gpu").value_or("");
   if (workload_column) {
@@ -49,17 +84,17 @@ Sample parse_row(const CsvRow& row, EnergyColumn energy, bool workload_column) {
                "a workload name is required in every row once the column exists (it sets the "
                "scale group; drop the column if the rows share one)");
   }
-  if (row.optional_text("time_s")) s.time = Seconds(row.positive_number("time_s"));
-  if (row.optional_text("power_w")) s.power = Watts(row.positive_number("power_w"));
-  if (row.optional_text("run_s")) s.run = Seconds(row.positive_number("run_s"));
+  if (row.optional_text("time_s")) s.time = Seconds(number_in(row, "time_s", kSecondsRange));
+  if (row.optional_text("power_w")) s.power = Watts(number_in(row, "power_w", kPowerW));
+  if (row.optional_text("run_s")) s.run = Seconds(number_in(row, "run_s", kSecondsRange));
   if (row.optional_text("gpus_metered")) {
-    s.gpus_metered = static_cast<double>(row.positive_integer("gpus_metered"));
+    s.gpus_metered = integer_in(row, "gpus_metered", kGpuCount);
     if (*s.gpus_metered < s.tp * s.pp * s.dp)
       row.fail("gpus_metered", "must be at least tp x pp x dp (the GPUs that serve the row)");
   }
   parse_drain(row, s);
   if (row.optional_text("max_model_len"))
-    s.max_model_len = static_cast<double>(row.positive_integer("max_model_len"));
+    s.max_model_len = integer_in(row, "max_model_len", kTokens);
   return s;
 }
 

@@ -28,7 +28,7 @@ std::string squash(std::string_view text) {
 }
 
 fs::path find_model_config(const std::string& model) {
-  if (fs::path(model).extension() == ".json") return model;
+  if (names_config_file(model)) return model;
   const std::string key = squash(model.substr(model.rfind('/') + 1));
   for (const auto& name : workload::list_models())
     if (squash(name) == key) return data_dir() / "models" / (name + ".json");
@@ -63,7 +63,6 @@ ModelDescriptors read_model_descriptors(const std::string& model) {
   d.parameters = c.total_parameters();
   d.active_parameters = c.active_parameters();
   d.layers = c.num_hidden_layers;
-  d.hidden_size = c.hidden_size;
   d.kv_heads = c.num_key_value_heads;
   // K and V (2) of every layer and KV head, 2 B each: vLLM's default kv_cache_dtype "auto" keeps
   // the cache in the model's dtype, BF16 here.
@@ -78,12 +77,7 @@ GpuDescriptors read_gpu_descriptors(const std::string& gpu) {
     const GpuSpec g = load_gpu(name);
     const std::string display = g.display_name.substr(0, g.display_name.find(" ("));
     if (squash(name) != key && squash(display) != key) continue;
-    return {name,
-            g.peak_bf16_dense_tflops,
-            g.memory_bandwidth_gbps,
-            g.power_limit_default.value(),
-            g.static_power.value(),
-            g.nvlink_per_direction_gbps,
+    return {name, g.memory_bandwidth_gbps, g.power_limit_default.value(), g.static_power.value(),
             g.memory_capacity_gib};
   }
   throw Error::invalid("", "gpu", gpu,
@@ -93,8 +87,12 @@ GpuDescriptors read_gpu_descriptors(const std::string& gpu) {
 
 }  // namespace
 
+bool names_config_file(const std::string& model) {
+  return fs::path(model).extension() == ".json";
+}
+
 ModelDescriptors model_descriptors(const std::string& model) {
-  if (fs::path(model).extension() == ".json") return read_model_descriptors(model);
+  if (names_config_file(model)) return read_model_descriptors(model);
   return remembered<ModelDescriptors>(model, read_model_descriptors);
 }
 
@@ -129,14 +127,8 @@ ScaleVector scale_vector(const ModelDescriptors& m, const GpuDescriptors& g) {
   return v;
 }
 
-ParallelRatios parallel_ratios(const ModelDescriptors& m, const GpuDescriptors& g) {
-  // Per token and GPU a TP ring all-reduce moves 2 (TP - 1) / TP x hidden x 2 B twice per layer
-  // (Megatron-LM, Shoeybi et al. 2019, Sec. 3); streaming a GPU's weight shard takes
-  // 2 N / TP B at HBM bandwidth. Their time ratio is 4 x layers x hidden x (TP - 1) / N x
-  // HBM / link; the term carries the TP - 1.
-  const double rho = 4.0 * m.layers * m.hidden_size / m.parameters *
-                     (g.memory_bandwidth_gbps / g.interconnect_gbps);
-  return {rho, g.static_power_w / g.power_limit_w};
+double idle_power_share(const GpuDescriptors& g) {
+  return g.static_power_w / g.power_limit_w;
 }
 
 void DescriptorCache::look_up(const Sample& s, std::string_view source) {
@@ -158,7 +150,7 @@ void DescriptorCache::look_up(const Sample& s, std::string_view source) {
   }
   const auto key = std::make_pair(s.model, s.gpu);
   vectors_[key] = scale_vector(models_.at(s.model), gpus_.at(s.gpu));
-  ratios_[key] = parallel_ratios(models_.at(s.model), gpus_.at(s.gpu));
+  idle_shares_[key] = energylens::idle_power_share(gpus_.at(s.gpu));
 }
 
 const ScaleVector& DescriptorCache::of(const Sample& s, std::string_view source) {
@@ -167,10 +159,10 @@ const ScaleVector& DescriptorCache::of(const Sample& s, std::string_view source)
   return vectors_.at(key);
 }
 
-const ParallelRatios& DescriptorCache::ratios(const Sample& s, std::string_view source) {
+double DescriptorCache::idle_power_share(const Sample& s, std::string_view source) {
   const auto key = std::make_pair(s.model, s.gpu);
-  if (!ratios_.contains(key)) look_up(s, source);
-  return ratios_.at(key);
+  if (!idle_shares_.contains(key)) look_up(s, source);
+  return idle_shares_.at(key);
 }
 
 void attach_descriptors(Dataset& data) {

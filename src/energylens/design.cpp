@@ -93,7 +93,7 @@ Params design_point(const std::vector<Features>& x, const std::vector<std::size_
         ++count;
       }
     }
-    // A term no candidate has (TP 1 everywhere for c_tp, say) keeps 1: its column is 0 anyway.
+    // A term no candidate has keeps 1: its column is 0 anyway.
     p[k] = count ? std::exp(-log_sum / static_cast<double>(count)) : 1.0;
   }
   return p;
@@ -112,10 +112,10 @@ Eigen::MatrixXd design_jacobian(const std::vector<Sample>& candidates, const Fit
   std::vector<Features> x;
   bool runs = false;
   for (const Sample& s : rows) {
-    x.push_back(features_of(s, fit.descriptors ? cache.ratios(s, "candidates") : ParallelRatios{}));
+    x.push_back(features_of(s, fit.descriptors ? cache.idle_power_share(s, "candidates") : 1.0));
     runs = runs || has_run_start(x.back());
   }
-  const std::vector<std::size_t> free = free_parameters(fit, runs);
+  const std::vector<std::size_t> free = free_parameters(runs);
   const Params p = design_point(x, free);
   const detail::ScaleGroups groups(rows, fit.scale_by);
   const auto shape = static_cast<Eigen::Index>(free.size());
@@ -127,8 +127,7 @@ Eigen::MatrixXd design_jacobian(const std::vector<Sample>& candidates, const Fit
     const double f = closed_form(p, x[i], g);
     for (std::size_t c = 0; c < free.size(); ++c) {
       const std::size_t k = free[c];
-      const double unit = by_logarithm(k) ? p[k] : k == k_sat ? kSaturationStart : 1.0;
-      J(r, static_cast<Eigen::Index>(c)) = g[k] * unit / f;
+      J(r, static_cast<Eigen::Index>(c)) = g[k] * (by_logarithm(k) ? p[k] : 1.0) / f;
     }
     J(r, shape + static_cast<Eigen::Index>(groups.of_row[i])) = 1.0;
   }

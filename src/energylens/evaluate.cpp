@@ -10,6 +10,7 @@
 #include "kareus/core/progress.hpp"
 #include "kareus/core/rng.hpp"
 #include "kareus/core/table.hpp"
+#include "kareus/core/wrap.hpp"
 #include "kareus/energylens/descriptors.hpp"
 #include "kareus/energylens/metrics.hpp"
 #include "kareus/energylens/predictors.hpp"
@@ -278,8 +279,8 @@ Json scores_json(const Scores& scores) {
 }
 
 std::string scores_table(const Scores& scores) {
-  TextTable t({"model", "MAPE %", "Top-1 %", "regret %", "pairwise %", "pairwise across TP/PP/DP %",
-               fmt::format("pairwise, configurations > {:g} % apart %", 100 * kSeparation)});
+  TextTable t({"model", "MAPE %", "Top-1 %", "regret %", "pairwise %", "pairwise TP/PP/DP %",
+               fmt::format("pairwise > {:g} % apart %", 100 * kSeparation)});
   for (const auto& [name, m] : scores)
     t.add_row({name, cell(m.mape, 1.0), cell(m.top1, 100.0), cell(m.regret, 100.0),
                cell(m.pairwise, 100.0), cell(m.pairwise_parallelism, 100.0),
@@ -376,39 +377,40 @@ std::string EvaluationReport::to_markdown() const {
                         100 * pool_share, 100 * (1 - pool_share), train_size,
                         design == Design::kRandom ? "at random" : "by the d-optimal design")
           : fmt::format("train on {} random rows, test on the rest", train_size);
+  // Paragraphs are wrapped so that the markdown reads on a terminal too (kLineWidth).
   std::string out =
-      fmt::format("{}: {} rows, {} scenarios; {}, {} seeds (mean ± std over seeds)\n\n{}", source,
-                  rows, scenarios, protocol, seeds, scores_table(scores));
+      wrap(fmt::format("{}: {} rows, {} scenarios; {}, {} seeds (mean ± std over seeds)", source,
+                       rows, scenarios, protocol, seeds)) +
+      "\n" + scores_table(scores);
   if (!curve.empty()) {
-    std::vector<std::string> header = {"train rows"};
-    for (const auto& [name, m] : curve.front().second)
-      header.push_back(name + " MAPE / Top-1 / pairwise");
-    TextTable t(header);
-    for (const auto& [size, s] : curve) {
-      std::vector<std::string> row = {std::to_string(size)};
+    TextTable t({"train rows", "model", "MAPE %", "Top-1 %", "pairwise %"});
+    const auto mean = [](const Stat& s, double unit) {
+      return s.count ? fmt::format("{:.1f}", unit * s.mean) : std::string("-");
+    };
+    for (const auto& [size, s] : curve)
       for (const auto& [name, m] : s)
-        row.push_back(fmt::format(
-            "{} / {} / {}", m.mape && m.mape->count ? fmt::format("{:.1f}", m.mape->mean) : "-",
-            m.top1.count ? fmt::format("{:.1f}", 100 * m.top1.mean) : "-",
-            m.pairwise.count ? fmt::format("{:.1f}", 100 * m.pairwise.mean) : "-"));
-      t.add_row(row);
-    }
-    out += "\nSample efficiency (means over seeds, %):\n\n" + t.render_markdown();
+        t.add_row({std::to_string(size), name, m.mape ? mean(*m.mape, 1.0) : "-",
+                   mean(m.top1, 100.0), mean(m.pairwise, 100.0)});
+    out += "\nSample efficiency (means over seeds):\n\n" + t.render_markdown();
   }
   if (extrapolation)
-    out += fmt::format(
-        "\nExtrapolation: train on batch <= {} ({} rows), test on batch {}..{} ({} rows):\n\n{}",
-        format_number(extrapolation->train_max_batch), extrapolation->train_rows,
-        format_number(extrapolation->test_min_batch), format_number(extrapolation->test_max_batch),
-        extrapolation->test_rows, scores_table(extrapolation->scores));
+    out +=
+        "\n" +
+        wrap(fmt::format("Extrapolation: train on batch <= {} ({} rows), test on batch {}..{} "
+                         "({} rows):",
+                         format_number(extrapolation->train_max_batch), extrapolation->train_rows,
+                         format_number(extrapolation->test_min_batch),
+                         format_number(extrapolation->test_max_batch), extrapolation->test_rows)) +
+        "\n" + scores_table(extrapolation->scores);
   else
     out += "\nExtrapolation: no batch range with 3-10x larger held-out batches.\n";
   for (const LeaveOneOut& l : leave_one_out)
-    out += fmt::format(
-        "\nLeave one {0} out ({1} folds; train on {2} {3} rows of the other {0}s, score "
-        "every row by the fold that held it out):\n\n{4}",
-        l.column, l.folds, train_size, design == Design::kRandom ? "random" : "designed",
-        scores_table(l.scores));
+    out += "\n" +
+           wrap(fmt::format("Leave one {0} out ({1} folds; train on {2} {3} rows of the other "
+                            "{0}s, score every row by the fold that held it out):",
+                            l.column, l.folds, train_size,
+                            design == Design::kRandom ? "random" : "designed")) +
+           "\n" + scores_table(l.scores);
   return out;
 }
 

@@ -20,8 +20,7 @@ struct Fitted {
 Fitted with_group_multipliers(const std::vector<double>& f, const std::vector<double>& energy,
                               const detail::ScaleGroups& groups) {
   std::vector<double> scales;
-  const double loss =
-      detail::scaled_loss(Loss::kRelative, f, energy, groups, nullptr, 0, nullptr, &scales);
+  const double loss = detail::scaled_loss(f, energy, groups, nullptr, 0, nullptr, &scales);
   Fitted out;
   if (!std::isfinite(loss) || scales.size() != groups.names.size()) return out;
   for (std::size_t i = 0; i < f.size(); ++i)
@@ -52,9 +51,10 @@ std::vector<double> closed_form_values(const std::vector<Sample>& rows,
         log_scale += model.scale_exponents[j] * x[j];
       scale = std::exp(log_scale);
     }
-    f.push_back(scale * closed_form(model.params,
-                                    features_of(s, options.descriptors ? cache.ratios(s, "data")
-                                                                       : ParallelRatios{})));
+    f.push_back(
+        scale *
+        closed_form(model.params,
+                    features_of(s, options.descriptors ? cache.idle_power_share(s, "data") : 1.0)));
   }
   return f;
 }

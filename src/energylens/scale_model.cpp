@@ -142,15 +142,6 @@ ScaleDesign scale_design(const std::vector<GroupEvidence>& groups) {
 
 }  // namespace
 
-Eigen::MatrixXd standardised_design(const std::vector<GroupEvidence>& groups) {
-  const ScaleDesign d = scale_design(groups);
-  Eigen::MatrixXd out(d.X.rows(), (d.unit.array() > 0.0).count());
-  Eigen::Index column = 0;
-  for (Eigen::Index j = 0; j < d.X.cols(); ++j)
-    if (d.unit(j) > 0.0) out.col(column++) = d.X.col(j) * d.unit(j);
-  return out;
-}
-
 ScaleFit fit_scale(const std::vector<GroupEvidence>& groups, double row_variance, double ridge,
                    std::vector<GroupScale>& per_group, double group_variance) {
   const auto g = static_cast<Eigen::Index>(groups.size());

@@ -3,14 +3,12 @@
 // projection); at that optimum dL/ds = 0, so the gradient needs no ds/dparam term.
 #pragma once
 
-#include <Eigen/Dense>
 #include <map>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "kareus/energylens/dataset.hpp"
-#include "kareus/energylens/fit.hpp"
+#include "kareus/energylens/model.hpp"
 
 namespace kareus::energylens::detail {
 
@@ -42,28 +40,10 @@ struct ScaleGroups {
   }
 };
 
-// Partial pooling of the multipliers: each group's log multiplier m_g is the regression
-// design_g . beta plus an effect, and the loss adds weight x sum_g (m_g - design_g . beta)^2 +
-// ridge x weight / (1 + weight) x |beta without the intercept|^2 (the ridge in one-row groups'
-// worth), in the rows' loss units. With the loss ~ the squared log
-// error, weight = sigma^2 / tau^2 (row noise over group-effect variance) makes this the
-// random-effects likelihood. The multipliers and beta are solved for every model value vector
-// (still variable projection), so the gradient keeps its form.
-struct Pooling {
-  double weight = 0.0;     // 0: every group's multiplier is free
-  Eigen::MatrixXd design;  // groups x coefficients, intercept first (standardised_design)
-  double ridge = 0.0;
-};
-
-// f: model values per row; df (optional): row-major n x k derivatives of f; grad gets k values.
-// huber_threshold (log units) is used by Loss::kHuber only; pooling (optional) with weight > 0
-// pools the multipliers.
-double scaled_loss(Loss loss, const std::vector<double>& f, const std::vector<double>& energy,
+// The mean squared relative error of f times each group's multiplier against `energy`. f: model
+// values per row; df (optional): row-major n x k derivatives of f; grad gets k values.
+double scaled_loss(const std::vector<double>& f, const std::vector<double>& energy,
                    const ScaleGroups& groups, const std::vector<double>* df, std::size_t k,
-                   std::vector<double>* grad, std::vector<double>* scales_out,
-                   double huber_threshold = 0.0, const Pooling* pooling = nullptr);
-
-// Huber's location estimate: the m minimising sum_i rho(m - d_i) with threshold `delta`.
-double huber_location(std::span<const double> d, double delta);
+                   std::vector<double>* grad, std::vector<double>* scales_out);
 
 }  // namespace kareus::energylens::detail

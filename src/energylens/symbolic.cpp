@@ -195,8 +195,8 @@ struct Data {
     std::vector<double> f;
     for (const Sample& s : rows) f.push_back(e.evaluate(s));
     std::vector<double> scales;
-    const double l = detail::scaled_loss(Loss::kRelative, f, energy, groups, nullptr, 0, nullptr,
-                                         scale ? &scales : nullptr);
+    const double l =
+        detail::scaled_loss(f, energy, groups, nullptr, 0, nullptr, scale ? &scales : nullptr);
     if (scale && std::isfinite(l)) {
       double m = 0.0;
       for (double x : scales) m += std::log(x);
@@ -224,8 +224,7 @@ void refit_constants(Expression& e, const Data& data, int iterations) {
       df.insert(df.end(), d.d.begin(), d.d.end());
     }
     std::vector<double> g;
-    const double l =
-        detail::scaled_loss(Loss::kRelative, f, data.energy, data.groups, &df, k, &g, nullptr);
+    const double l = detail::scaled_loss(f, data.energy, data.groups, &df, k, &g, nullptr);
     for (std::size_t j = 0; j < k; ++j)
       grad(static_cast<Eigen::Index>(j)) = std::isfinite(l) && g.size() == k ? g[j] : 0.0;
     return std::isfinite(l) ? l : std::numeric_limits<double>::max();
@@ -335,8 +334,13 @@ double expression_loss(const Expression& e, const std::vector<Sample>& rows,
 DiscoverResult discover(const Dataset& dataset, const DiscoverOptions& options) {
   if (options.population < 10)
     throw Error::invalid("", "--population", std::to_string(options.population), "must be >= 10");
+  if (options.generations < 1)
+    throw Error::invalid("", "--generations", std::to_string(options.generations), "must be >= 1");
   if (options.islands < 1)
     throw Error::invalid("", "--islands", std::to_string(options.islands), "must be >= 1");
+  if (!(options.parsimony >= 0.0) || !std::isfinite(options.parsimony))
+    throw Error::invalid("", "--parsimony", fmt::format("{}", options.parsimony),
+                         "a finite number >= 0");
   if (options.max_complexity < 3)
     throw Error::invalid("", "--max-complexity", std::to_string(options.max_complexity),
                          "must be >= 3");

@@ -6,8 +6,8 @@ namespace kareus::energylens {
 
 namespace {
 
-// The linear parameters whose terms a shape parameter shapes (the batch saturation acts on the
-// decode and the step term alike); tau_r scales every term and is handled apart.
+// The linear parameters whose terms a shape parameter shapes; tau_r scales every term and is
+// handled apart.
 std::vector<Param> shaped_terms(std::size_t k) {
   switch (k) {
     case b_p:
@@ -20,8 +20,6 @@ std::vector<Param> shaped_terms(std::size_t k) {
     case g1_d:
     case g2_d:
       return {a_d};
-    case k_sat:
-      return {a_d, c_step};
     default:
       return {};
   }

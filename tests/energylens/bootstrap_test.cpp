@@ -313,7 +313,7 @@ TEST(EnergyLensCalibration, ScalesTheIntervalsDeviationByItsMultiplier) {
   const std::vector<Sample> rows = draw(rng, 50);
   const EnergyModel bag = fit_energy_model(rows, bagging_fit(kDefaultBags));
   ASSERT_TRUE(bag.calibration.calibrated());
-  EnergyModel bag_off = bag;  // predict/select --bagging off: the fit to all rows
+  EnergyModel bag_off = bag;  // the bag's fit to all rows alone
   bag_off.bags = 1;
   for (const Sample& s : draw(rng, 10)) {
     EXPECT_NEAR(half_width(bag.interval(s)), bag.calibration.multiplier * interval_sd(bag, s),

@@ -78,6 +78,12 @@ TEST(EnergyLensDescriptors, MixtureOfExpertsCountsActiveExperts) {
   EXPECT_EQ(d.kv_bytes_per_token, 131072.0);
 }
 
+// sigma, the share of the loaded power a GPU draws at rest (the run-start term's): A100-40GB, 85 W
+// static of a 400 W limit (data/gpus).
+TEST(EnergyLensDescriptors, IdlePowerShareIsStaticOverLimitPower) {
+  EXPECT_NEAR(idle_power_share(gpu_descriptors("a100-sxm4-40gb")), 85.0 / 400.0, 1e-12);
+}
+
 TEST(EnergyLensDescriptors, DatasetNamesFindTheCatalogue) {
   EXPECT_EQ(gpu_descriptors("NVIDIA H100 80GB HBM3").name, "h100-sxm");
   EXPECT_EQ(gpu_descriptors("NVIDIA A100-SXM4-40GB").name, "a100-sxm4-40gb");

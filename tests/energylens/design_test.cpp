@@ -131,13 +131,13 @@ TEST(Design, EveryFreeParameterAndGroupHasAColumn) {
   FitOptions fit;
   fit.scale_by = {"scenario"};
   const Eigen::MatrixXd J = design_jacobian(d.samples, fit);
-  const std::vector<std::size_t> free = free_parameters(fit, false);
+  const std::vector<std::size_t> free = free_parameters(false);
   std::set<std::string> scenarios;
   for (const Sample& s : d.samples) scenarios.insert(s.scenario);
   EXPECT_EQ(static_cast<std::size_t>(J.cols()), free.size() + scenarios.size());
   EXPECT_TRUE(J.allFinite());
-  // The parallelism terms are off by default: not free.
-  EXPECT_EQ(std::count(free.begin(), free.end(), std::size_t{c_tp}), 0);
+  // No row was metered from its run's start: tau_r is not free.
+  EXPECT_EQ(std::count(free.begin(), free.end(), std::size_t{tau_r}), 0);
 }
 
 TEST(Design, BudgetsOutsideTheCandidatesAreRefused) {

@@ -1,4 +1,4 @@
-// The shape prior (FitOptions::shape_prior): its penalty and gradient, that it leaves a fit the
+// The shape prior (fit.hpp, ShapePrior): its penalty and gradient, that it leaves a fit the
 // rows determine where the rows put it, and that it keeps a small sample's extrapolation in hand.
 #include <gtest/gtest.h>
 
@@ -68,7 +68,6 @@ TEST(EnergyLensShapePrior, LeavesAWellDeterminedFitWhereTheRowsPutIt) {
   auto f = [&](const Sample& s) { return closed_form(truth, features_of(s)); };
   FitOptions o;
   o.scale_by = {};
-  o.shape_prior = true;
   const EnergyModel m = fit_energy_model(testing::synthetic_grid(f, 0.01, 5).samples, o);
   EXPECT_GT(m.shape_prior_weight, 0.0);
   std::vector<double> measured, predicted;
@@ -97,33 +96,28 @@ double extrapolation_error(const EnergyModel& m, const Params& truth) {
   return sum / count;
 }
 
-// Twelve rows at batches 1-16 of a truth away from the centres, predicted at 128-512.
+// Twelve rows at batches 1-16 of a truth away from the centres, predicted at 128-512: a dozen rows
+// leave the decode exponent free, and unregularised fits ran away beyond them (a mean |log error|
+// of 0.46 over these draws, against 0.28 with the prior; with TP up to 8 in the rows, 0.47 against
+// 0.40: the prior's centre b_d = 1 is 0.6 from this truth's).
 TEST(EnergyLensShapePrior, KeepsASmallSamplesExtrapolationInHand) {
   const Params truth = off_centre();
   Rng rng(5);
-  double with = 0.0, without = 0.0;
-  for (int d = 0; d < 20; ++d) {
-    const std::vector<Sample> rows = testing::random_rows(truth, 12, 2, 16.0, 0.1, rng);
+  double error = 0.0;
+  constexpr int kDraws = 20;
+  for (int d = 0; d < kDraws; ++d) {
     FitOptions o;
     o.scale_by = {};
     o.restarts = 4;
-    o.shape_prior = false;
-    const double a = extrapolation_error(fit_energy_model(rows, o), truth);
-    o.shape_prior = true;
-    const double b = extrapolation_error(fit_energy_model(rows, o), truth);
-    without += a;
-    with += b;
+    error += extrapolation_error(
+        fit_energy_model(testing::random_rows(truth, 12, 2, 16.0, 0.1, rng), o), truth);
   }
-  // Unregularised, a dozen rows leave the decode exponent free, and some fits run away beyond
-  // them: 0.46 mean |log error| against 0.28 with the prior when written (with TP up to 8 in the
-  // rows, 0.47 against 0.40: the prior's centre b_d = 1 is 0.6 from this truth's).
-  EXPECT_LT(with, 0.75 * without);
+  EXPECT_LT(error / kDraws, 0.35);
 }
 
 TEST(EnergyLensShapePrior, WeightRoundTripsThroughJson) {
   FitOptions o;
   o.scale_by = {};
-  o.shape_prior = true;
   Rng rng(3);
   const EnergyModel m =
       fit_energy_model(testing::random_rows(off_centre(), 12, 2, 16.0, 0.1, rng), o);

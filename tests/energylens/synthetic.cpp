@@ -43,9 +43,7 @@ Features random_features(Rng& rng) {
           rng.uniform(1.0, 512.0),
           rng.uniform(10.0, 2000.0),
           rng.uniform(10.0, 2000.0),
-          double(rng.integer(1, 4)),
-          rng.uniform(0.01, 2.0),
-          rng.uniform(0.1, 0.4)};
+          double(rng.integer(1, 4))};
 }
 
 Dataset synthetic_grid(const std::function<double(const Sample&)>& truth, double noise,
@@ -103,8 +101,9 @@ Dataset descriptor_grid(const Params& shape, const ScaleVector& kappa, double ta
             const ScaleVector& x = cache.of(s, d.source);
             double log_scale = effect + sigma * rng.normal(0.0, 1.0);
             for (std::size_t j = 0; j < kScaleTerms; ++j) log_scale += kappa[j] * x[j];
-            s.energy = Joules(closed_form(shape, features_of(s, cache.ratios(s, d.source))) *
-                              std::exp(log_scale));
+            s.energy =
+                Joules(closed_form(shape, features_of(s, cache.idle_power_share(s, d.source))) *
+                       std::exp(log_scale));
             s.line = line++;
             d.samples.push_back(s);
           }

@@ -22,7 +22,7 @@ inline constexpr ScaleVector kKappa = {0.5, 0.5, 0.0, 1.0};
 // Parameters drawn inside their fitting bounds, for gradient checks.
 Params random_params(Rng& rng);
 // A row's inputs drawn for gradient checks: TP 1-8, PP 1-4, batch 1-512, prompt and output
-// 10-2000 tokens, DP 1-4 and the parallelism terms' descriptor ratios.
+// 10-2000 tokens and DP 1-4.
 Features random_features(Rng& rng);
 
 // A TP x PP x batch x output-length grid, `scenarios` workloads (output lengths), energy from

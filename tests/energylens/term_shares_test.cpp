@@ -66,7 +66,7 @@ TEST(TermShares, ShapeOfATermFittedToNothingIsNotIdentified) {
   m.params[a_p] = 0.0;
   TermShares t = term_shares(m, rows);
   for (Param k : {b_p, e_p, g1_p, g2_p}) EXPECT_FALSE(t.identified[k]) << k;
-  for (Param k : {b_d, e_d, g1_d, g2_d, k_sat, a_p, d2}) EXPECT_TRUE(t.identified[k]) << k;
+  for (Param k : {b_d, e_d, g1_d, g2_d, a_p, d2}) EXPECT_TRUE(t.identified[k]) << k;
   EXPECT_FALSE(t.identified[tau_r]);  // no row was metered from its run's start
 
   // A prefill carrying a tenth of a per cent of one row's energy is enough. Both terms share the

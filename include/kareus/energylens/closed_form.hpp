@@ -2,30 +2,20 @@
 //   E = a_p * in  / (batch^b_p + e_p) * TP^g1p * PP^g2p      (prefill)
 //     + a_d * out / (batch^b_d + e_d) * TP^g1d * PP^g2d      (decode)
 //     + d1 * TP + d2 * PP                                    (per-degree overhead)
-// extended by three parallelism terms of ours, each a physical cost per token (docs/energylens.md,
-// "Parallelism"):
-//     + c_tp * (in + out) * (TP - 1) * rho                   (TP all-reduce traffic)
-//     + c_pp * out * (PP - 1) * sigma                        (pipeline bubble: idle stages)
-//     + c_dp * out * (DP - 1) * sigma                        (idle share of extra replicas)
-// and a context term of ours (docs/energylens.md, "Context term"):
+// extended by a context term of ours (docs/energylens.md, "Context term"):
 //     + c_kv * out * (in + out / 2)                          (KV cache read each decode step)
 // and a step term of ours (docs/energylens.md, "Step term"):
 //     + c_step * out * TP * PP / batch                       (fixed time of each decode step, on
 //                                                             every GPU, shared by the batch)
 // where, for a row measured over a run that drains (docs/energylens.md, "Run drain"), the terms
-// paid per decode step (decode, c_pp, c_dp, c_step) count max(out, ceil(R / (batch x DP)) x cap x
-// batch x DP / R) tokens instead of out (the cap when R fills whole waves): a run of R requests
-// serves them in waves of batch x DP, each lasting until its longest request reaches the cap;
-// and the whole of it times a run-start factor of ours (docs/energylens.md, "Run-start term"),
-// for rows measured over a whole run of duration T from its start:
+// paid per decode step (decode, c_step) count max(out, ceil(R / (batch x DP)) x cap x batch x DP /
+// R) tokens instead of out (the cap when R fills whole waves): a run of R requests serves them in
+// waves of batch x DP, each lasting until its longest request reaches the cap; and the whole of it
+// times a run-start factor of ours (docs/energylens.md, "Run-start term"), for rows measured over a
+// whole run of duration T from its start:
 //   E x (1 - phi x tau_r / T x (1 - exp(-T / tau_r)))          (metered power still rising)
-// With the batch saturation of ours (docs/energylens.md, "Batch saturation"), the decode and step
-// terms read an effective batch batch / (1 + k_sat x batch) in place of the batch: a decode step
-// takes a fixed time plus a time per sequence in it, so the time per token stops falling once the
-// batch passes 1 / k_sat (k_sat = 0: the form above).
-// rho: a token's all-reduce time over the time to stream the weights once (model and link
-// descriptors), sigma: static over limit power (GPU), phi: the share of the metered power that
-// rises at the start, from sigma and the GPU counts. Parameters in the order of `Param`.
+// phi: the share of the metered power that rises at the start, from the GPU's static over limit
+// power and the GPU counts. Parameters in the order of `Param`.
 #pragma once
 
 #include <array>
@@ -49,17 +39,11 @@ enum Param : std::size_t {
   g2_d,
   d1,
   d2,
-  c_tp,
-  c_pp,
-  c_dp,
   c_kv,
   c_step,
-  tau_r,
-  k_sat
+  tau_r
 };
-inline constexpr std::size_t kParams = 19;
-// The parallelism terms' coefficients, fixed at 0 when a fit leaves them out.
-inline constexpr std::array<std::size_t, 3> kParallelParams = {c_tp, c_pp, c_dp};
+inline constexpr std::size_t kParams = 15;
 using Params = std::array<double, kParams>;
 using Gradient = std::array<double, kParams>;
 
@@ -83,10 +67,6 @@ struct Features {
   double input_tokens = 1.0;
   double output_tokens = 1.0;
   double dp = 1.0;
-  // Descriptor ratios of the parallelism terms; 1 where the model or GPU is not described
-  // (descriptors off), so the terms then grow with the degree alone.
-  double tp_comm_ratio = 1.0;     // rho = 4 x layers x hidden / N x (HBM GB/s / link GB/s)
-  double idle_power_share = 1.0;  // sigma = static power / power limit
   // The run-start factor's inputs: the run's duration, s (0: steady state, no factor), and phi.
   double run_s = 0.0;
   double rising_share = 0.0;
@@ -94,23 +74,16 @@ struct Features {
   // which its wave waits for the wave's longest request to reach the cap (0: steady state).
   double drain_tokens = 0.0;
 };
-// The descriptor ratios of a row's model and GPU (parallel_ratios() in descriptors.hpp).
-struct ParallelRatios {
-  double tp_comm = 1.0;
-  double idle_power = 1.0;
-};
-Features features_of(const Sample& s, const ParallelRatios& ratios = {});
+// `idle_power_share`: the GPU's static over limit power (descriptors.hpp), which sets how much of
+// the metered power rises at a run's start; 1 where the GPU is not described (descriptors off), so
+// that nothing does.
+Features features_of(const Sample& s, double idle_power_share = 1.0);
 
 // Whether the run-start factor applies to the row (it was measured over a whole run).
 bool has_run_start(const Features& x);
-// The batch the decode and step terms amortise over at this k_sat (per request).
-double effective_batch(double k_sat, const Features& x);
 
 double closed_form(const Params& p, const Features& x);
 // Value and the analytic gradient with respect to all parameters.
 double closed_form(const Params& p, const Features& x, Gradient& grad);
-// d(closed_form) / d(input_tokens): what the prefill, TP all-reduce and context terms add per
-// prompt token (for fitting a prompt length where the rows do not report one).
-double input_slope(const Params& p, const Features& x);
 
 }  // namespace kareus::energylens

@@ -21,7 +21,6 @@ struct ModelDescriptors {
   double parameters = 0.0;         // all weights
   double active_parameters = 0.0;  // weights one token passes through (MoE: top-k experts)
   double layers = 0.0;
-  double hidden_size = 0.0;
   double kv_heads = 0.0;
   double kv_bytes_per_token = 0.0;  // K and V of one token over all layers, 16-bit
   // The config's max_position_embeddings, vLLM's default max_model_len; 0 when it has none.
@@ -29,12 +28,10 @@ struct ModelDescriptors {
 };
 
 struct GpuDescriptors {
-  std::string name;          // catalogue name
-  double peak_tflops = 0.0;  // dense BF16
+  std::string name;  // catalogue name
   double memory_bandwidth_gbps = 0.0;
   double power_limit_w = 0.0;  // the default limit
   double static_power_w = 0.0;
-  double interconnect_gbps = 0.0;  // NVLink per direction
   double memory_capacity_gib = 0.0;
 };
 
@@ -42,6 +39,8 @@ struct GpuDescriptors {
 // ignoring case, '-' and '_' (so "meta-llama/Llama-3.2-3B" finds llama3.2-3b.json); a path to a
 // config.json is read as is. Unknown name or missing field: Error naming file, field and value.
 ModelDescriptors model_descriptors(const std::string& model);
+// Whether a row's model is the path of a config.json (read as is) rather than a catalogue name.
+bool names_config_file(const std::string& model);
 // A dataset's GPU name -> data/gpus/<name>.json, matched on the catalogue name or on the
 // display name without its parenthesis ("NVIDIA H100 80GB HBM3" finds h100-sxm), ignoring case.
 GpuDescriptors gpu_descriptors(const std::string& gpu);
@@ -54,17 +53,16 @@ std::string_view scale_term_name(std::size_t term);
 std::string_view scale_term_meaning(std::size_t term);
 
 ScaleVector scale_vector(const ModelDescriptors& m, const GpuDescriptors& g);
-// The parallelism terms' ratios (closed_form.hpp): rho, one token's TP all-reduce bytes (two per
-// layer, 2 B activations, the ring's 2 (TP - 1) / TP folded into the term's TP - 1) over the
-// model's weight bytes, times HBM over link bandwidth; sigma, static over limit power.
-ParallelRatios parallel_ratios(const ModelDescriptors& m, const GpuDescriptors& g);
+// sigma, the GPU's static over limit power: the share of its loaded power it draws at rest, which
+// the run-start term's rising share is made of (closed_form.hpp).
+double idle_power_share(const GpuDescriptors& g);
 
 // Looks every (model, GPU) of a run up once. A row without a model or GPU name, or one the
 // catalogues do not know, is an Error naming the row's line.
 class DescriptorCache {
  public:
   const ScaleVector& of(const Sample& s, std::string_view source);
-  const ParallelRatios& ratios(const Sample& s, std::string_view source);
+  double idle_power_share(const Sample& s, std::string_view source);
 
  private:
   void look_up(const Sample& s, std::string_view source);
@@ -72,7 +70,7 @@ class DescriptorCache {
   std::map<std::string, ModelDescriptors> models_;
   std::map<std::string, GpuDescriptors> gpus_;
   std::map<std::pair<std::string, std::string>, ScaleVector> vectors_;
-  std::map<std::pair<std::string, std::string>, ParallelRatios> ratios_;
+  std::map<std::pair<std::string, std::string>, double> idle_shares_;
 };
 
 // Fills every row's Sample::descriptors (what symbolic regression searches over), with

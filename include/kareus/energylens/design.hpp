@@ -54,14 +54,14 @@ std::vector<DesignPick> greedy_d_optimal(const Eigen::MatrixXd& jacobian, std::s
                                          const PickCallback& on_pick = {});
 
 // The label-free point the Jacobian is taken at: the shape parameters at the shape prior's centre
-// (fit.hpp, ShapePrior), tau_r and k_sat at the fit's fixed start, and each free linear
+// (fit.hpp, ShapePrior), tau_r at the fit's start, and each free linear
 // coefficient such that its term is 1 at the candidates' geometric mean (every term an equal share
 // of a typical row): the energies are not read.
 Params design_point(const std::vector<Features>& x, const std::vector<std::size_t>& free);
 
 // d log(predicted energy) / d parameter for each candidate at design_point: the fit's free
 // parameters (free_parameters(), the linear ones and the positive offsets and tau_r by their
-// logarithm, k_sat per kSaturationStart), then one column per scale group (its log multiplier).
+// logarithm), then one column per scale group (its log multiplier).
 // The candidates' energy, time and power are not read.
 Eigen::MatrixXd design_jacobian(const std::vector<Sample>& candidates, const FitOptions& fit);
 

@@ -24,7 +24,7 @@ struct SelectionScore {
   // measurement = 1, predicted tie = 1/2, reversed = 0; pooled over scenarios. NaN if no pair.
   double pairwise = 0.0;
   std::size_t pairs = 0;
-  // The same over the pairs whose TP, PP or DP differ: how well the parallelism terms rank.
+  // The same over the pairs whose TP, PP or DP differ: how well the model ranks parallelisms.
   double pairwise_parallelism = 0.0;
   std::size_t parallelism_pairs = 0;
   // The same over the pairs a choice can tell apart: different configurations (TP, PP, DP or

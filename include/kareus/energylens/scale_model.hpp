@@ -57,10 +57,6 @@ struct GroupScale {
   double log_variance = 0.0;  // posterior variance of that log scale
 };
 
-// X times `unit`, without the columns whose unit is 0: the coefficients of these columns are the
-// ones fit_scale's ridge penalises alike (all but the intercept, column 0).
-Eigen::MatrixXd standardised_design(const std::vector<GroupEvidence>& groups);
-
 // `ridge` penalises the slopes of the standardised descriptors, in groups' worth of evidence
 // that an exponent is 0. group_variance >= 0 is taken as tau^2 instead of estimating it.
 ScaleFit fit_scale(const std::vector<GroupEvidence>& groups, double row_variance, double ridge,

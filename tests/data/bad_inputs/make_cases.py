@@ -326,16 +326,29 @@ el_csv_bad = {
 for name, content in el_csv_bad.items():
     case(f"energylens_fit_{name}", "energylens fit --data {dir}/d.csv --out {dir}/m.json",
          "d.csv", files={"d.csv": content})
+# Each number of the canonical CSV beyond its range (docs/energylens.md): a batch of 1e308 crashed
+# the fit.
+EL_ALL = ("scenario,tp,pp,dp,batch,output_tokens,input_tokens,energy_j,time_s,power_w,run_s,"
+          "gpus_metered,max_output_tokens,requests,max_model_len")
+EL_ALL_ROW = "s,1,1,1,8,100,50,3,1,300,60,1,128,8,4096"
+el_extreme = {"tp": "99999999", "pp": "99999999", "dp": "99999999", "batch": "1e308",
+              "output_tokens": "1e300", "input_tokens": "1e300", "energy_j": "1e-300",
+              "time_s": "1e300", "power_w": "1e300", "run_s": "1e-9", "gpus_metered": "99999999",
+              "max_output_tokens": "9999999999", "requests": "9999999999999",
+              "max_model_len": "9999999999"}
+for column, value in el_extreme.items():
+    cells = EL_ALL_ROW.split(",")
+    cells[EL_ALL.split(",").index(column)] = value
+    case(f"energylens_fit_extreme_{column}", "energylens fit --data {dir}/d.csv --out {dir}/m.json",
+         ["d.csv", column, value],
+         files={"d.csv": EL_ALL + "\n" + EL_ALL_ROW + "\n" + ",".join(cells) + "\n"})
 case("energylens_fit_seed", "energylens fit --data {dir}/d.csv --seed {v} --out {dir}/m.json",
      "--seed", files=DATA, values=["-1", "1e3"])
-case("energylens_fit_loss", "energylens fit --data {dir}/d.csv --loss cubic", "cubic", files=DATA)
 case("energylens_fit_bags", "energylens fit --data {dir}/d.csv --descriptors off --bags {v}",
      ["--bags", "{v}"],
      files=DATA, values=["0", "-3"])
-case("energylens_fit_pooling", "energylens fit --data {dir}/d.csv --descriptors off --pooling {v}",
-     ["--pooling", "{v}"], files=DATA, values=["maybe", "ON"])
 case("energylens_evaluate_bags", "energylens evaluate --data {dir}/d.csv --train-size 5 --seeds 1 "
-     "--descriptors off --scale-by none --quiet --bags 0", ["--bags", "0"], files=DATA)
+     "--descriptors off --quiet --bags 0", ["--bags", "0"], files=DATA)
 case("energylens_fit_out_under_file", "energylens fit --data {dir}/d.csv --out {dir}/f/m.json",
      "f", files=dict(DATA, f="file"))
 case("energylens_import_format", "energylens import --format csv {dir}/d.csv {dir}/o.csv",
@@ -360,7 +373,9 @@ case("energylens_evaluate_pool", "energylens evaluate --data {dir}/d.csv --desig
 case("energylens_discover_population", "energylens discover --data {dir}/d.csv "
      "--population {v}", "{v}", files=DATA, values=["-5", "x"])
 case("energylens_discover_parsimony", "energylens discover --data {dir}/d.csv --parsimony {v}",
-     "{v}", files=DATA, values=["nan", "inf"])
+     "{v}", files=DATA, values=["nan", "inf", "-1"])
+case("energylens_discover_generations", "energylens discover --data {dir}/d.csv "
+     "--generations {v}", ["--generations", "{v}"], files=DATA, values=["-1", "0"])
 # energylens model JSON: a valid fit, then one field made invalid each.
 MODEL_FILE = os.path.join(os.path.dirname(__file__), "model.json")
 with open(MODEL_FILE) as f:
@@ -376,21 +391,20 @@ model_bad = {
     "e_p_zero": model_with(lambda m: m["params"].update(e_p=0.0)),
     "b_d_large": model_with(lambda m: m["params"].update(b_d=9.0)),
     "param_missing": model_with(lambda m: m["params"].pop("d1")),
-    "loss_bad": model_with(lambda m: m.update(loss="cubic")),
     "bags_beyond_replicates": model_with(lambda m: m.update(bags=3)),
-    "huber_without_threshold": model_with(lambda m: m.update(loss="huber", huber_threshold=0.0)),
+    "foreign_term": model_with(lambda m: m["params"].update(c_tp=0.5)),
     "variance_negative": model_with(lambda m: m.update(row_log_variance=-1.0)),
     "range_inverted": model_with(
         lambda m: m.update(training_ranges={"batch": {"low": 64.0, "high": 1.0}})),
     "range_unknown_input": model_with(
         lambda m: m.update(training_ranges={"colour": {"low": 1.0, "high": 2.0}})),
     "malformed": "{",
-    "duplicate_key": json.dumps(MODEL)[:-1] + ', "loss": "log"}',
+    "duplicate_key": json.dumps(MODEL)[:-1] + ', "train_rows": 3}',
 }
 for name, content in model_bad.items():
     case(f"energylens_model_{name}", "energylens predict --fit {dir}/m.json --data {dir}/d.csv",
-         {"loss_bad": ["m.json", "/loss", "cubic"], "bags_beyond_replicates": ["m.json", "/bags"],
-          "huber_without_threshold": ["m.json", "/huber_threshold"],
+         {"bags_beyond_replicates": ["m.json", "/bags"],
+          "foreign_term": ["m.json", "c_tp", "not a parameter"],
           "range_inverted": ["m.json", "/training_ranges/batch", "low <= high"],
           "range_unknown_input": ["m.json", "/training_ranges/colour", "an input of"]
           }.get(name, "m.json"),

@@ -1,0 +1,2 @@
+#include "kareus/planner/ok.h"
+#include "kareus/store/store.hpp"

@@ -1,0 +1,2 @@
+// One leaf module using another.
+#include "kareus/kernel_dvfs/study.hpp"

@@ -1,0 +1,3 @@
+// A planner header that pulls in the inference energy model.
+#pragma once
+#include "kareus/energylens/fit.hpp"

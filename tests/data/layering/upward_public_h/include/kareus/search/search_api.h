@@ -1,0 +1,2 @@
+// A public C header of search that includes the store above it.
+#include "kareus/store/store.hpp"

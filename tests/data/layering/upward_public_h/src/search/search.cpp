@@ -1,0 +1,1 @@
+#include "kareus/search/search_api.h"
