@@ -1,6 +1,7 @@
 // The emulator against the published curves it is calibrated to, and its invariants.
 #include <gtest/gtest.h>
 
+#include "gemm.hpp"
 #include "kareus/executor/emulator.hpp"
 #include "kareus/hardware/gpu_spec.hpp"
 
@@ -8,10 +9,6 @@ namespace kareus::emulator {
 namespace {
 
 using workload::Kernel;
-
-Kernel gemm(double m, double n, double k) {
-  return workload::gemm_kernel("gemm", m, n, k);
-}
 
 Kernel reduce_scatter(double bytes, int group) {
   return workload::collective_kernel("rs", workload::Collective::kReduceScatter, bytes, group,

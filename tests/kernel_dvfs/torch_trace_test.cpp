@@ -2,19 +2,14 @@
 
 #include <string>
 
-#include "kareus/core/error.hpp"
+#include "common/error_of.hpp"
 #include "kareus/kernel_dvfs/torch_trace.hpp"
 
 namespace kareus::kernel_dvfs {
 namespace {
 
-std::string error_of(const std::string& json) {
-  try {
-    parse_torch_trace(json, "t.json");
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+std::string trace_error(const std::string& json) {
+  return kareus::testing::error_of([&] { parse_torch_trace(json, "t.json"); });
 }
 
 TEST(TorchTrace, ReadsTheFixtureWithPasses) {
@@ -48,22 +43,23 @@ TEST(TorchTrace, SortsByStartAndCountsOverlaps) {
 }
 
 TEST(TorchTrace, RejectsMissingFields) {
-  EXPECT_EQ(error_of(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"a","ts":1}]})"),
+  EXPECT_EQ(trace_error(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"a","ts":1}]})"),
             "t.json: /traceEvents/0/dur: required field is missing");
-  EXPECT_EQ(error_of(R"({"events":[]})"), "t.json: /traceEvents: required field is missing");
+  EXPECT_EQ(trace_error(R"({"events":[]})"), "t.json: /traceEvents: required field is missing");
 }
 
 TEST(TorchTrace, RejectsNegativeDuration) {
-  EXPECT_EQ(error_of(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"a","ts":1,"dur":-3}]})"),
-            "t.json: /traceEvents/0/dur = -3: a kernel duration must be > 0 microseconds");
+  EXPECT_EQ(
+      trace_error(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"a","ts":1,"dur":-3}]})"),
+      "t.json: /traceEvents/0/dur = -3: a kernel duration must be > 0 microseconds");
 }
 
 TEST(TorchTrace, RejectsTracesWithoutKernels) {
-  EXPECT_NE(error_of(R"({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","ts":1,"dur":3}]})")
+  EXPECT_NE(trace_error(R"({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","ts":1,"dur":3}]})")
                 .find("no GPU kernel events"),
             std::string::npos);
-  EXPECT_NE(error_of("{\"traceEvents\": [").find("malformed JSON"), std::string::npos);
-  EXPECT_NE(error_of(R"({"traceEvents":[{"ph":"B","cat":"kernel","name":"a","ts":1,"dur":3}]})")
+  EXPECT_NE(trace_error("{\"traceEvents\": [").find("malformed JSON"), std::string::npos);
+  EXPECT_NE(trace_error(R"({"traceEvents":[{"ph":"B","cat":"kernel","name":"a","ts":1,"dur":3}]})")
                 .find("expected \"X\""),
             std::string::npos);
 }
