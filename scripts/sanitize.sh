@@ -9,10 +9,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${SANITIZE_BUILD:-build-sanitize}
 [ $# -gt 0 ] || { echo "usage: scripts/sanitize.sh TEST..." >&2; exit 2; }
+# shellcheck source=scripts/children-cpu.bash
+source scripts/children-cpu.bash
+start=$SECONDS
+children_cpu
+cpu_before=$cpu
 scripts/sanitized-build.sh "$@"
+children_cpu
+echo "sanitize: built in $((SECONDS - start)) s, $((cpu - cpu_before)) CPU s"
 labels=$(IFS='|'; echo "$*")
 skip=()
 [ -n "${SANITIZE_SKIP_LABELS:-}" ] && skip=(-LE "^(${SANITIZE_SKIP_LABELS})\$")
 cd "$BUILD"
+start=$SECONDS
+status=0
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  ctest --output-on-failure --no-tests=error -j "${JOBS:-$(nproc)}" -L "^(${labels})\$" "${skip[@]}"
+  ctest --output-on-failure --no-tests=error -j "${JOBS:-$(nproc)}" -L "^(${labels})\$" \
+  "${skip[@]}" || status=$?
+echo "sanitize: tests ran in $((SECONDS - start)) s"
+exit "$status"

@@ -6,14 +6,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${SANITIZE_BUILD:-build-sanitize}
-launcher=()
-if command -v ccache >/dev/null; then
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-fi
+# ccache, where installed, comes from CMakeLists.txt. KAREUS_CMAKE_ARGS adds to the first
+# configuration (scripts/build-cost.sh times every compile through it).
 if [ ! -f "$BUILD/CMakeCache.txt" ]; then
+  # shellcheck disable=SC2086  # KAREUS_CMAKE_ARGS is a list of arguments
   cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
     -DCMAKE_CXX_COMPILER=clang++ -DKAREUS_FUZZ=ON -DKAREUS_SANITIZE=address,undefined \
-    "${launcher[@]}" >/dev/null
+    ${KAREUS_CMAKE_ARGS:-} >/dev/null
 fi
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done
