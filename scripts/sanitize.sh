@@ -9,14 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${SANITIZE_BUILD:-build-sanitize}
 [ $# -gt 0 ] || { echo "usage: scripts/sanitize.sh TEST..." >&2; exit 2; }
-# shellcheck source=scripts/children-cpu.bash
-source scripts/children-cpu.bash
-start=$SECONDS
-children_cpu
-cpu_before=$cpu
 scripts/sanitized-build.sh "$@"
-children_cpu
-echo "sanitize: built in $((SECONDS - start)) s, $((cpu - cpu_before)) CPU s"
 labels=$(IFS='|'; echo "$*")
 skip=()
 [ -n "${SANITIZE_SKIP_LABELS:-}" ] && skip=(-LE "^(${SANITIZE_SKIP_LABELS})\$")

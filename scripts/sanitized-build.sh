@@ -2,6 +2,7 @@
 # Builds TARGET... in the one instrumented tree that the sanitized tests and the libFuzzer targets
 # share: clang with ASan and UBSan, fuzz targets enabled ($SANITIZE_BUILD, default
 # build-sanitize/). One tree, so the library is compiled once for both (docs/hardening.md).
+# Prints the build's wall and CPU time (user + sys, compilers included).
 # Usage: scripts/sanitized-build.sh TARGET...
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,4 +17,11 @@ if [ ! -f "$BUILD/CMakeCache.txt" ]; then
 fi
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done
+# shellcheck source=scripts/children-cpu.bash
+source scripts/children-cpu.bash
+start=$SECONDS
+children_cpu
+cpu_before=$cpu
 cmake --build "$BUILD" -j "${JOBS:-$(nproc)}" "${targets[@]}"
+children_cpu
+echo "sanitized-build: built $# targets in $((SECONDS - start)) s, $((cpu - cpu_before)) CPU s"
