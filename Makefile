@@ -2,15 +2,15 @@
 BUILD ?= build
 KAREUS := $(BUILD)/apps/kareus/kareus
 
-.PHONY: setup demo test bench mutants format package sanitize sanitize-all fuzz ci-extra
+.PHONY: setup demo test bench mutants format package sanitize sanitize-all sanitize-build fuzz ci-extra ci-fuzz
 
 setup:
 	@scripts/setup.sh
 
 # The paper's first configuration: Llama-3.2-3B, TP8 x PP2 on 16 A100-SXM4-40GB, with an HTML
-# page of the plan (docs/report.md). Builds only the CLI; `make test` builds the rest.
+# page of the plan (docs/report.md). Installs and builds only the CLI; `make test` the rest.
 demo:
-	@scripts/setup.sh kareus
+	@scripts/setup.sh --cli
 	$(KAREUS) plan --model llama3.2-3b --gpu a100-sxm4-40gb --tp 8 --pp 2 --mbs 8 --seq 4096 \
 	  --microbatches 8 --recompute full --db $(BUILD)/demo.sqlite --out $(BUILD)/demo \
 	  --report $(BUILD)/demo/report.html
@@ -52,6 +52,10 @@ sanitize:
 sanitize-all:
 	$(MAKE) sanitize SANITIZE_SKIP_LABELS=
 
+# What make ci-extra builds in that tree, built and not run (scripts/build-cost.sh --sanitize).
+sanitize-build:
+	scripts/sanitized-build.sh $(SANITIZE_TESTS) fuzz_targets
+
 # libFuzzer over every reader, FUZZ_SECONDS (default 20) each; see docs/hardening.md.
 fuzz:
 	@scripts/setup.sh --no-build
@@ -62,7 +66,9 @@ fuzz:
 # fuzzes each target that long instead; CI replays only, so that a landing never hangs on a random
 # find (exploration is `make fuzz`; docs/hardening.md).
 CI_FUZZ_SECONDS ?= 0
-ci-extra: sanitize
+ci-extra: sanitize ci-fuzz
+ci-fuzz:
+	@scripts/setup.sh --no-build
 	FUZZ_SECONDS=$(CI_FUZZ_SECONDS) scripts/fuzz.sh
 
 format:

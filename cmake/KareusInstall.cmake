@@ -50,9 +50,12 @@ else()
                  "kareus report will need KAREUS_REPORT_JS_DIR")
 endif()
 
-install(TARGETS kareus_python LIBRARY DESTINATION ${KAREUS_PYTHON_INSTALL_DIR}/kareus)
-file(GLOB _kareus_python_files ${PROJECT_SOURCE_DIR}/python/kareus/*.py)
-install(FILES ${_kareus_python_files} DESTINATION ${KAREUS_PYTHON_INSTALL_DIR}/kareus)
+# Not in make demo's tree, which is configured without the bindings (KAREUS_BUILD_TESTS=OFF).
+if(TARGET kareus_python)
+  install(TARGETS kareus_python LIBRARY DESTINATION ${KAREUS_PYTHON_INSTALL_DIR}/kareus)
+  file(GLOB _kareus_python_files ${PROJECT_SOURCE_DIR}/python/kareus/*.py)
+  install(FILES ${_kareus_python_files} DESTINATION ${KAREUS_PYTHON_INSTALL_DIR}/kareus)
+endif()
 
 # The unit names kareusd by its installed path, known only at install time: CPack installs with
 # prefix /usr while a plain `cmake --install` uses CMAKE_INSTALL_PREFIX or --prefix.

@@ -28,11 +28,9 @@ git ls-files -co --exclude-standard -z | while IFS= read -r -d '' f; do
     cp -p "$f" "$tree/$f"
   fi
 done
+# ccache, where installed, comes from CMakeLists.txt.
 if [ ! -f "$tree/build/CMakeCache.txt" ]; then
-  launcher=()
-  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache
-    -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-  cmake -S "$tree" -B "$tree/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >/dev/null
+  cmake -S "$tree" -B "$tree/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
 
 # Records are blocks of `key: value` lines separated by blank lines; see docs/testing.md.

@@ -14,5 +14,10 @@ labels=$(IFS='|'; echo "$*")
 skip=()
 [ -n "${SANITIZE_SKIP_LABELS:-}" ] && skip=(-LE "^(${SANITIZE_SKIP_LABELS})\$")
 cd "$BUILD"
+start=$SECONDS
+status=0
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  ctest --output-on-failure --no-tests=error -j "${JOBS:-$(nproc)}" -L "^(${labels})\$" "${skip[@]}"
+  ctest --output-on-failure --no-tests=error -j "${JOBS:-$(nproc)}" -L "^(${labels})\$" \
+  "${skip[@]}" || status=$?
+echo "sanitize: tests ran in $((SECONDS - start)) s"
+exit "$status"

@@ -1,20 +1,66 @@
 #!/usr/bin/env bash
-# Installs every Debian package Kareus needs (only when one is missing), then configures and
-# builds in build/. Idempotent: a second run only rebuilds what changed. With --no-build it stops
-# after the packages (make sanitize and make fuzz build their own tree).
+# Installs the Debian packages Kareus needs (only those missing), then configures and builds in
+# build/. Idempotent: a second run only rebuilds what changed.
+#
+#   scripts/setup.sh                   everything (make test): the CLI's packages and the tests';
+#                                      builds every target
+#   scripts/setup.sh TARGET...         the same packages; builds only the targets named
+#   scripts/setup.sh --cli             only what the CLI and its report need (make demo); builds
+#                                      `kareus` in a tree configured without the tests, the
+#                                      benchmarks and the Python bindings
+#   scripts/setup.sh --no-build        everything's packages and clang (make sanitize, make fuzz:
+#                                      they build their own tree); builds nothing
+#   scripts/setup.sh --print-packages [--cli|--no-build]
+#                                      prints the packages that mode needs, one a line, and the
+#                                      ones missing on stderr; installs and builds nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(
-  build-essential cmake pkg-config clang clang-format
-  nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libsqlite3-dev
-  libeigen3-dev liblbfgspp-dev libxgboost-dev libpagmo-dev libboost-dev
-  libgtest-dev libgmock-dev libbenchmark-dev coinor-libcbc-dev
-  pybind11-dev python3-dev python3-pytest python3-torch libopenmpi-dev
-  chromium
-  # Tests only: systemd-analyze checks the installed unit (tests/install/package_test.sh).
-  systemd
+# What the CLI needs to build and what its report inlines: make demo installs these and no more.
+cli_packages=(
+  build-essential cmake pkg-config # the compiler and the build
+  nlohmann-json3-dev libcli11-dev  # JSON files, the command line
+  libfmt-dev libspdlog-dev         # formatting, logging
+  libsqlite3-dev                   # the measurement store
+  libeigen3-dev liblbfgspp-dev     # EnergyLens's fits
+  libxgboost-dev                   # the search's surrogate models
+  coinor-libcbc-dev                # the pipeline solver's LP and MILP
 )
+# make test adds what only the tests, the benchmarks, the Python package and scale-out use.
+test_packages=(
+  libgtest-dev libgmock-dev               # the unit tests
+  libbenchmark-dev                        # make bench
+  libpagmo-dev libboost-dev               # the hypervolume reference of the search tests
+  pybind11-dev python3-dev python3-pytest # the Python bindings and their tests
+  python3-torch                           # the PyTorch hooks' tests
+  libopenmpi-dev                          # scale-out over MPI and its tests
+  chromium                                # the report page opened by test_cli_report
+  systemd                                 # systemd-analyze checks the installed unit (package test)
+  clang-format                            # make format
+)
+# make sanitize and make fuzz build with clang (ASan, UBSan, libFuzzer).
+sanitize_packages=(clang)
+
+mode=all
+print=""
+targets=()
+for arg in "$@"; do
+  case "$arg" in
+    --cli) mode=cli ;;
+    --no-build) mode=no-build ;;
+    --print-packages) print=1 ;;
+    -*) echo "setup: unknown option $arg (allowed: --cli, --no-build, --print-packages)" >&2; exit 2 ;;
+    *) targets+=("$arg") ;;
+  esac
+done
+if [ "$mode" = cli ] && [ ${#targets[@]} -gt 0 ]; then
+  echo "setup: --cli builds kareus only; no targets allowed (got ${targets[*]})" >&2
+  exit 2
+fi
+
+packages=("${cli_packages[@]}")
+[ "$mode" = cli ] || packages+=("${test_packages[@]}")
+[ "$mode" = no-build ] && packages+=("${sanitize_packages[@]}")
 # npm fetches the charting libraries `kareus report` inlines (web/package.json). A Node.js from
 # elsewhere that already brings npm is used as it is: Debian's npm would conflict with it.
 command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
@@ -23,16 +69,28 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+if [ -n "$print" ]; then
+  printf '%s\n' "${packages[@]}"
+  echo "setup: missing: ${missing[*]:-none}" >&2
+  exit 0
+fi
+
+# shellcheck source=scripts/children-cpu.bash
+source scripts/children-cpu.bash
+installed=""
 if [ ${#missing[@]} -gt 0 ]; then
+  start=$SECONDS
   echo "setup: installing ${missing[*]}" >&2
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  echo "setup: installed ${#missing[@]} packages in $((SECONDS - start)) s" >&2
+  installed=1
 fi
 
-[ "${1:-}" = "--no-build" ] && exit 0
+[ "$mode" = no-build ] && exit 0
 
 # The exact versions of web/package-lock.json, fetched again only when the lock file changes.
 if [ ! web/node_modules/.package-lock.json -nt web/package-lock.json ]; then
@@ -55,22 +113,48 @@ fail() {
   tail -n 40 "$log" >&2
   exit 1
 }
-if [ ! -f "$build_dir/CMakeCache.txt" ] || [ -n "${KAREUS_RECONFIGURE:-}" ]; then
-  echo "setup: configuring $build_dir ($build_type)" >&2
-  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" "${extra[@]}" >>"$log" 2>&1 ||
-    fail "configuring"
+cache="$build_dir/CMakeCache.txt"
+configure=()
+if [ ! -f "$cache" ]; then
+  configure=(-DCMAKE_BUILD_TYPE="$build_type")
+  # A tree for the CLI alone does not look for the packages only the tests need.
+  [ "$mode" = cli ] && configure+=(-DKAREUS_BUILD_TESTS=OFF)
+elif [ "$mode" != cli ] && grep -q '^KAREUS_BUILD_TESTS:BOOL=OFF$' "$cache"; then
+  # make demo's tree, now wanted whole: afresh, so that CMake looks again for what it found
+  # missing then (MPI among them) now that the packages are installed.
+  configure=(--fresh -DCMAKE_BUILD_TYPE="$build_type")
+elif [ -n "$installed" ] || [ -n "${KAREUS_RECONFIGURE:-}" ]; then
+  configure=(-DCMAKE_BUILD_TYPE="$build_type")
 fi
-# Arguments name the targets to build (make demo builds only the CLI); none builds everything.
-targets=()
-for t in "$@"; do targets+=(--target "$t"); done
-echo "setup: building ${*:-everything} in $build_dir (log: $log)" >&2
+if [ ${#configure[@]} -gt 0 ]; then
+  echo "setup: configuring $build_dir ($build_type)" >&2
+  cmake "${configure[@]}" -S . -B "$build_dir" "${extra[@]}" >>"$log" 2>&1 || fail "configuring"
+fi
+# make demo builds only the CLI; no target named builds everything.
+[ "$mode" = cli ] && targets=(kareus)
+what="${targets[*]:-everything}"
+target_args=()
+for t in "${targets[@]}"; do target_args+=(--target "$t"); done
+echo "setup: building $what in $build_dir (log: $log)" >&2
+start=$SECONDS
+children_cpu
+cpu_before=$cpu
+# Read line by line here: awk (mawk) buffers its input and printed the tenths only at the end.
+progress() {
+  local line next=0
+  while IFS= read -r line; do
+    printf '%s\n' "$line" >>"$log"
+    if [[ "$line" =~ ^\[\ *([0-9]+)%\] ]] && [ "${BASH_REMATCH[1]}" -ge "$next" ]; then
+      echo "setup: ${BASH_REMATCH[1]}%" >&2
+      next=$((BASH_REMATCH[1] - BASH_REMATCH[1] % 10 + 10))
+    fi
+  done
+}
 set +o pipefail
-cmake --build "$build_dir" -j "${KAREUS_JOBS:-$(nproc)}" "${targets[@]}" 2>&1 |
-  tee -a "$log" |
-  awk '/^\[ *[0-9]+%\]/ { p = substr($0, 2, index($0, "%") - 2) + 0;
-                           if (p >= next_step) { printf "setup: %d%%\n", p > "/dev/stderr";
-                                                 next_step = p - p % 10 + 10 } }'
+cmake --build "$build_dir" -j "${KAREUS_JOBS:-$(nproc)}" "${target_args[@]}" 2>&1 | progress
 status=${PIPESTATUS[0]}
 set -o pipefail
 [ "$status" -eq 0 ] || fail "building"
-echo "setup: built" >&2
+wall=$((SECONDS - start))
+children_cpu
+echo "setup: built $what in $((wall / 60)) min $((wall % 60)) s, $((cpu - cpu_before)) CPU s" >&2

@@ -10,7 +10,6 @@
 namespace kareus::frontier {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 // A lambda this large makes any time difference outweigh every energy difference, so the plan
 // it selects is the fastest (and, among equally fast ones, the cheapest).
 constexpr double kFastestLambda = 1e9;
@@ -36,7 +35,7 @@ std::vector<std::size_t> best_choice(const std::vector<Step>& steps, std::size_t
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const std::size_t best =
         std::min_element(value.begin(), value.end()) - value.begin();  // ties: lowest index
-    std::fill(next.begin(), next.end(), kInf);
+    std::fill(next.begin(), next.end(), std::numeric_limits<double>::infinity());
     for (std::size_t o = 0; o < steps[i].options.size(); ++o) {
       const auto& opt = steps[i].options[o];
       const std::size_t k = opt.clock;

@@ -2,20 +2,18 @@
 
 #include <algorithm>
 
+#include "config_key.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/frontier/pareto.hpp"
 
 namespace kareus::planner {
 
+using config_key::base_key;
+using config_key::kRecomputePrefix;
+using config_key::searchable;
 using workload::Direction;
 
 namespace {
-
-constexpr const char* kRecomputePrefix = "recompute:";
-
-bool searchable(const partition::Partition& p) {
-  return p.comm.has_value() && !p.fixed;
-}
 
 // The instruction's partitions in order, each tagged with the key its configuration comes from.
 struct TaggedPartition {
@@ -38,7 +36,9 @@ InstructionLayout layout_of(const workload::Workload& w, int stage, Direction d)
   if (d == Direction::kBackward) l.backward = partition::build_partitions(w, d, layers);
   for (const auto& p : l.forward)
     l.tagged.push_back(
-        {&p, !searchable(p) ? "" : (d == Direction::kBackward ? kRecomputePrefix : "") + p.key});
+        {&p, !searchable(p)
+                 ? ""
+                 : (d == Direction::kBackward ? std::string(kRecomputePrefix) : "") + p.key});
   for (const auto& p : l.backward) l.tagged.push_back({&p, searchable(p) ? p.key : ""});
   return l;
 }
@@ -57,12 +57,6 @@ emulator::RunResult fixed_cost(const workload::Workload& w, const emulator::Emul
     if (t.config_key.empty())
       total += emulator::run_partition_with(emu, *t.partition, nullptr, policy);
   return total;
-}
-
-std::string base_key(const std::string& config_key) {
-  return config_key.starts_with(kRecomputePrefix)
-             ? config_key.substr(std::string(kRecomputePrefix).size())
-             : config_key;
 }
 
 std::map<std::string, int> key_counts(const InstructionLayout& l) {
@@ -185,7 +179,7 @@ OptionSet composed_options(const workload::Workload& w, const emulator::Emulator
         const emulator::PartitionConfig cfg{m.config.slot, m.config.comm_sms};
         const std::string& ck = parts[k].config_key;
         if (ck.starts_with(kRecomputePrefix)) {
-          o.recompute[ck.substr(std::string(kRecomputePrefix).size())] = cfg;
+          o.recompute[base_key(ck)] = cfg;
         } else {
           o.configs[ck] = cfg;
         }

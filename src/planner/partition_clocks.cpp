@@ -9,20 +9,19 @@
 #include <set>
 #include <tuple>
 
+#include "config_key.hpp"
 #include "kareus/core/error.hpp"
 
 namespace kareus::planner {
 
+using config_key::base_key;
+using config_key::kRecomputePrefix;
+using config_key::searchable;
 using workload::Direction;
 
 namespace {
 
-constexpr std::string_view kRecomputePrefix = "recompute:";
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-bool searchable(const partition::Partition& p) {
-  return p.comm.has_value() && !p.fixed;
-}
 
 void add_partitions(std::vector<InstructionStep>& steps, const workload::Workload& w, Direction d,
                     int layers, bool recompute) {
@@ -85,10 +84,6 @@ MeasuredIndex index_measurements(const KeyFrontiers& keys, const std::vector<MHz
 const emulator::PartitionConfig& config_of(const InstructionOption& o, const std::string& ck) {
   if (ck.starts_with(kRecomputePrefix)) return o.recompute.at(ck.substr(kRecomputePrefix.size()));
   return o.configs.at(ck);
-}
-
-std::string base_key(const std::string& ck) {
-  return ck.starts_with(kRecomputePrefix) ? ck.substr(kRecomputePrefix.size()) : ck;
 }
 
 // One frontier::Step per instruction step for the combination of `o`: an option per clock at

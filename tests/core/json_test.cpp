@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "common/error_of.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
 
@@ -8,14 +9,7 @@
 namespace kareus {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 TEST(Json, ReportsFileAndPointerOfMissingField) {
   auto doc = JsonDocument::parse(R"({"parallelism": {"pp": 2}})", "w.json");

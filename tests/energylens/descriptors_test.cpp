@@ -17,7 +17,7 @@
 namespace kareus::energylens {
 namespace {
 
-using testing::error_of;
+using kareus::testing::error_of;
 
 // The transcribed config.json files are checked against the parameter counts the ML.ENERGY
 // leaderboard publishes for the same models (its models.json, the params_b column). Those are

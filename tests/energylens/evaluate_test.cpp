@@ -12,7 +12,7 @@
 namespace kareus::energylens {
 namespace {
 
-double truth(const Sample& s) {
+double synthetic_energy(const Sample& s) {
   return 3.0 * s.output_tokens / (std::pow(s.batch, 0.6) + 1.5) * std::pow(s.tp, 0.4) + 20.0 * s.pp;
 }
 
@@ -27,7 +27,7 @@ EvaluateOptions quick() {
 }
 
 TEST(EnergyLensEvaluate, ReportsEveryModelAndTheClosedFormWinsOnItsOwnData) {
-  const Dataset d = testing::synthetic_grid(truth, 0.02, 31);
+  const Dataset d = testing::synthetic_grid(synthetic_energy, 0.02, 31);
   const EvaluationReport r = evaluate(d, quick());
   const Json j = r.to_json();
   for (const char* name :
@@ -52,7 +52,7 @@ TEST(EnergyLensEvaluate, ReportsEveryModelAndTheClosedFormWinsOnItsOwnData) {
 // the random splits, so it is no work to count (it was counted, and the run ended one seed's
 // worth short of its total).
 TEST(EnergyLensEvaluate, ProgressEndsAtItsTotal) {
-  const Dataset d = testing::synthetic_grid(truth, 0.02, 31);
+  const Dataset d = testing::synthetic_grid(synthetic_energy, 0.02, 31);
   EvaluateOptions o = quick();
   o.seeds = 1;
   o.progress = true;
@@ -68,7 +68,7 @@ TEST(EnergyLensEvaluate, ProgressEndsAtItsTotal) {
 }
 
 TEST(EnergyLensEvaluate, NoLatencyProxyWithoutTime) {
-  Dataset d = testing::synthetic_grid(truth, 0.02, 31);
+  Dataset d = testing::synthetic_grid(synthetic_energy, 0.02, 31);
   for (Sample& s : d.samples) s.time.reset();
   d.has_time = false;
   const Json j = evaluate(d, quick()).to_json();
@@ -76,7 +76,7 @@ TEST(EnergyLensEvaluate, NoLatencyProxyWithoutTime) {
 }
 
 TEST(EnergyLensEvaluate, RejectsTrainSizeLeavingNoTestRows) {
-  const Dataset d = testing::synthetic_grid(truth, 0.02, 31);
+  const Dataset d = testing::synthetic_grid(synthetic_energy, 0.02, 31);
   EvaluateOptions o = quick();
   o.train_size = d.samples.size();
   EXPECT_THROW(evaluate(d, o), Error);

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "gemm.hpp"
 #include "kareus/executor/emulator.hpp"
 #include "kareus/hardware/gpu_spec.hpp"
 
@@ -10,10 +11,6 @@ namespace kareus::emulator {
 namespace {
 
 using workload::Kernel;
-
-Kernel gemm(double m, double n, double k) {
-  return workload::gemm_kernel("gemm", m, n, k);
-}
 
 Kernel reduce_scatter(double bytes, int group) {
   return workload::collective_kernel("rs", workload::Collective::kReduceScatter, bytes, group,

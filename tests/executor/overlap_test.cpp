@@ -5,6 +5,7 @@
 #include <array>
 
 #include "common/workloads.hpp"
+#include "gemm.hpp"
 #include "kareus/executor/emulator.hpp"
 #include "kareus/executor/executor.hpp"
 #include "kareus/executor/instruction.hpp"
@@ -16,10 +17,6 @@ namespace {
 
 using workload::Collective;
 using workload::Kernel;
-
-Kernel gemm(double m, double n, double k) {
-  return workload::gemm_kernel("gemm", m, n, k);
-}
 
 Kernel elementwise(double elements) {
   // A binary op: two inputs read, one output written, bf16.

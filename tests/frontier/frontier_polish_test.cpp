@@ -17,7 +17,7 @@ namespace {
 using namespace test;
 
 // Least energy of the points within `deadline`, up to rounding.
-double least_energy_within(const ParetoSet& set, Seconds deadline) {
+double least_energy_by(const ParetoSet& set, Seconds deadline) {
   return test::least_energy_within(set, deadline.value() * (1 + 1e-12));
 }
 
@@ -56,9 +56,9 @@ TEST(FrontierPolish, FindsTheMixTheStepsMissOnAChainWithANonConvexOption) {
   const auto p = chain_with_a_dent();
   const auto forward = p.dag.node_id(0, 0, workload::Direction::kForward);
   const auto backward = p.dag.node_id(0, 0, workload::Direction::kBackward);
-  EXPECT_DOUBLE_EQ(least_energy_within(brute_force(p), Seconds(8.0)), 18.0);
+  EXPECT_DOUBLE_EQ(least_energy_by(brute_force(p), Seconds(8.0)), 18.0);
   const auto steps = solve_pipeline(p, with_polish(0, 1.0));
-  EXPECT_DOUBLE_EQ(least_energy_within(steps.frontier, Seconds(8.0)), 20.0);
+  EXPECT_DOUBLE_EQ(least_energy_by(steps.frontier, Seconds(8.0)), 20.0);
   // From the steps' plan within 8 s (F at 2 s, B at 5 s).
   std::vector<int> plan(2);
   plan[forward] = 0;
@@ -150,12 +150,12 @@ TEST(FrontierPolish, ReachesTheBruteForceOptimumMoreOften) {
       EXPECT_NEAR(point.energy.value(), cost.energy.value(), 1e-9 * cost.energy.value());
     }
     for (const auto& point : steps.frontier)
-      EXPECT_LE(least_energy_within(polished.frontier, point.time), point.energy.value())
+      EXPECT_LE(least_energy_by(polished.frontier, point.time), point.energy.value())
           << "trial " << trial;
     for (const auto& q : expected) {
       const double optimum = q.energy.value() * (1 + 1e-9);
-      steps_hits += least_energy_within(steps.frontier, q.time) <= optimum;
-      polished_hits += least_energy_within(polished.frontier, q.time) <= optimum;
+      steps_hits += least_energy_by(steps.frontier, q.time) <= optimum;
+      polished_hits += least_energy_by(polished.frontier, q.time) <= optimum;
     }
   }
   EXPECT_GT(polished_hits, steps_hits);
@@ -166,9 +166,9 @@ TEST(FrontierPolish, ReachesTheBruteForceOptimumMoreOften) {
 TEST(FrontierPolish, ASelectionAtADeadlineGetsAPlanCheaperThanEveryFrontierPoint) {
   const auto p = chain_with_a_dent();
   auto result = solve_pipeline(p, with_polish(-1, 1.0));
-  EXPECT_DOUBLE_EQ(least_energy_within(result.frontier, Seconds(8.0)), 20.0);
+  EXPECT_DOUBLE_EQ(least_energy_by(result.frontier, Seconds(8.0)), 20.0);
   polish_within(p, Seconds(8.0), 0, result);
-  EXPECT_DOUBLE_EQ(least_energy_within(result.frontier, Seconds(8.0)), 18.0);
+  EXPECT_DOUBLE_EQ(least_energy_by(result.frontier, Seconds(8.0)), 18.0);
   for (const auto& point : result.frontier) {
     const auto cost = evaluate_independently(p, result.assignment(point.first));
     EXPECT_DOUBLE_EQ(point.time.value(), cost.time.value());
@@ -198,13 +198,13 @@ TEST(FrontierPolish, ASelectionIsNeverWorseThanTheFrontierPointItStartsFrom) {
     for (int k = 0; k < 4; ++k) {
       const double fastest = solved.frontier.fastest().time.value();
       const Seconds deadline(rng.uniform(fastest, 1.1 * solved.frontier.min_energy().time.value()));
-      const double before = least_energy_within(solved.frontier, deadline);
-      const double optimum = least_energy_within(expected, deadline) * (1 + 1e-9);
+      const double before = least_energy_by(solved.frontier, deadline);
+      const double optimum = least_energy_by(expected, deadline) * (1 + 1e-9);
       std::array<double, 2> after{};
       for (int neighbours : {0, 2}) {
         auto result = solved;
         polish_within(p, deadline, neighbours, result);
-        after[neighbours / 2] = least_energy_within(result.frontier, deadline);
+        after[neighbours / 2] = least_energy_by(result.frontier, deadline);
         EXPECT_LE(after[neighbours / 2], before) << "trial " << trial;
         for (const auto& point : result.frontier) {
           const auto cost = evaluate_independently(p, result.assignment(point.first));

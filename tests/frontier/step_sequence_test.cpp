@@ -9,7 +9,6 @@
 namespace kareus::frontier {
 namespace {
 
-using testing::brute_force;
 using testing::fastest_total;
 using testing::random_steps;
 using testing::random_switch_cost;
@@ -29,7 +28,7 @@ void expect_exact(bool with_switching) {
     options.time_budget = budget;
     options.quantum = milliseconds(1);
     const SequencePlan plan = plan_min_energy(steps, switching, options);
-    const auto brute = brute_force(steps, switching, budget);
+    const auto brute = testing::brute_force(steps, switching, budget);
     ASSERT_EQ(plan.feasible, brute.feasible) << "trial " << trial;
     if (!brute.feasible) continue;
     EXPECT_NEAR(plan.cost.energy.value(), brute.energy, 1e-9) << "trial " << trial;
@@ -58,8 +57,9 @@ TEST(Planner, RealTimesStayWithinBudgetAndQuantisationLoss) {
     options.time_budget = fastest_total(steps) + milliseconds(rng.uniform(0, 15));
     options.time_bins = 50;
     const SequencePlan plan = plan_min_energy(steps, switching, options);
-    const auto exact = brute_force(steps, switching, options.time_budget);
-    const auto shrunk = brute_force(steps, switching, options.time_budget - plan.quantisation_loss);
+    const auto exact = testing::brute_force(steps, switching, options.time_budget);
+    const auto shrunk =
+        testing::brute_force(steps, switching, options.time_budget - plan.quantisation_loss);
     if (!plan.feasible) {
       EXPECT_FALSE(shrunk.feasible) << "trial " << trial;
       continue;

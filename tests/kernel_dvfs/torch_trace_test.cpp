@@ -6,19 +6,14 @@
 #include <random>
 #include <string>
 
-#include "kareus/core/error.hpp"
+#include "common/error_of.hpp"
 #include "kareus/kernel_dvfs/torch_trace.hpp"
 
 namespace kareus::kernel_dvfs {
 namespace {
 
-std::string error_of(const std::string& json) {
-  try {
-    parse_torch_trace(json, "t.json");
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+std::string trace_error(const std::string& json) {
+  return kareus::testing::error_of([&] { parse_torch_trace(json, "t.json"); });
 }
 
 TEST(TorchTrace, ReadsTheFixtureWithPasses) {
@@ -52,22 +47,24 @@ TEST(TorchTrace, SortsByStartAndCountsOverlaps) {
 }
 
 TEST(TorchTrace, RejectsMissingFields) {
-  EXPECT_EQ(error_of(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"a","ts":1}]})"),
+  EXPECT_EQ(trace_error(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"a","ts":1}]})"),
             "t.json: /traceEvents/0/dur: required field is missing");
-  EXPECT_EQ(error_of(R"({"events":[]})"), "t.json: /traceEvents: required field is missing");
+  EXPECT_EQ(trace_error(R"({"events":[]})"), "t.json: /traceEvents: required field is missing");
 }
 
 TEST(TorchTrace, RejectsNegativeDuration) {
-  EXPECT_EQ(error_of(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"a","ts":1,"dur":-3}]})"),
-            "t.json: /traceEvents/0/dur = -3: a kernel duration must be > 0 and at most "
-            "3600000000 microseconds (3600 s)");
   EXPECT_EQ(
-      error_of(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"a","ts":1,"dur":1e300}]})"),
+      trace_error(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"a","ts":1,"dur":-3}]})"),
+      "t.json: /traceEvents/0/dur = -3: a kernel duration must be > 0 and at most "
+      "3600000000 microseconds (3600 s)");
+  EXPECT_EQ(
+      trace_error(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"a","ts":1,"dur":1e300}]})"),
       "t.json: /traceEvents/0/dur = 1e+300: a kernel duration must be > 0 and at most "
       "3600000000 microseconds (3600 s)");
-  EXPECT_NE(error_of(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"a","ts":1e300,"dur":1}]})")
-                .find("/traceEvents/0/ts = 1e+300: a timestamp within"),
-            std::string::npos);
+  EXPECT_NE(
+      trace_error(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"a","ts":1e300,"dur":1}]})")
+          .find("/traceEvents/0/ts = 1e+300: a timestamp within"),
+      std::string::npos);
 }
 
 // Each kernel takes the pass of its innermost enclosing annotation, the first in the file among
@@ -122,11 +119,11 @@ TEST(TorchTrace, PassesMatchTryingEveryAnnotation) {
 }
 
 TEST(TorchTrace, RejectsTracesWithoutKernels) {
-  EXPECT_NE(error_of(R"({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","ts":1,"dur":3}]})")
+  EXPECT_NE(trace_error(R"({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","ts":1,"dur":3}]})")
                 .find("no GPU kernel events"),
             std::string::npos);
-  EXPECT_NE(error_of("{\"traceEvents\": [").find("malformed JSON"), std::string::npos);
-  EXPECT_NE(error_of(R"({"traceEvents":[{"ph":"B","cat":"kernel","name":"a","ts":1,"dur":3}]})")
+  EXPECT_NE(trace_error("{\"traceEvents\": [").find("malformed JSON"), std::string::npos);
+  EXPECT_NE(trace_error(R"({"traceEvents":[{"ph":"B","cat":"kernel","name":"a","ts":1,"dur":3}]})")
                 .find("expected \"X\""),
             std::string::npos);
 }

@@ -11,7 +11,7 @@ namespace kareus::planner {
 namespace {
 
 TEST(PlanMethods, SolvedSideBySideEachIsAsPlannedAlone) {
-  const auto w = testing::llama3b(8, 1);
+  const auto w = kareus::testing::llama3b(8, 1);
   PlanOptions together;
   together.unit_time = milliseconds(1);
   std::vector<Method> finished;

@@ -18,7 +18,7 @@ namespace {
 
 using workload::Direction;
 
-struct Case {
+struct ClockCase {
   std::string name;
   int tp, cp;
   search::Strategy strategy;
@@ -26,11 +26,11 @@ struct Case {
 
 // gtest would otherwise print the struct's raw bytes into ctest's test names, which then change
 // from build to build (ctest labels and filters need stable names).
-void PrintTo(const Case& c, std::ostream* os) {
+void PrintTo(const ClockCase& c, std::ostream* os) {
   *os << c.name;
 }
 
-class PartitionClocks : public ::testing::TestWithParam<Case> {
+class PartitionClocks : public ::testing::TestWithParam<ClockCase> {
  protected:
   void SetUp() override {
     const auto& c = GetParam();
@@ -160,9 +160,9 @@ TEST_P(PartitionClocks, StepsCoverTheInstructionInRunOrder) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Workloads, PartitionClocks,
-                         ::testing::Values(Case{"TP8_kareus", 8, 1, search::Strategy::kKareus},
-                                           Case{"CP2_TP4_exhaustive", 4, 2,
-                                                search::Strategy::kExhaustive}),
+                         ::testing::Values(ClockCase{"TP8_kareus", 8, 1, search::Strategy::kKareus},
+                                           ClockCase{"CP2_TP4_exhaustive", 4, 2,
+                                                     search::Strategy::kExhaustive}),
                          [](const auto& info) { return info.param.name; });
 
 TEST(PartitionClockPlan, ScheduleCarriesStepClocksAndValidates) {

@@ -21,7 +21,7 @@ frontier::PlanCost solver_cost(const MethodResult& m, const IterationPoint& poin
 }
 
 TEST(SelectionPolish, ASelectedPlanMeetsItsBoundAndIsNeverWorseThanTheFrontiers) {
-  const auto w = testing::llama3b(8, 1);
+  const auto w = kareus::testing::llama3b(8, 1);
   const auto free = plan_perseus(w, {});
   const auto& unpolished = free.methods.at(Method::kPerseus);
   int cheaper = 0, faster = 0;
@@ -54,7 +54,7 @@ TEST(SelectionPolish, ASelectedPlanMeetsItsBoundAndIsNeverWorseThanTheFrontiers)
 // its options' selection: the same point and plan, once per selection (a second select changes
 // nothing), and from the frontier as solved whatever was selected before.
 TEST(SelectionPolish, SelectingAfterPlanGivesThePlanThatPlanningForTheSelectionGives) {
-  const auto w = testing::llama3b(8, 1);
+  const auto w = kareus::testing::llama3b(8, 1);
   auto free = plan_perseus(w, {});
   auto& m = free.methods.at(Method::kPerseus);
   const double fastest = m.fastest().time.value();

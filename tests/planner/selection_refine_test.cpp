@@ -23,7 +23,7 @@ Selection deadline(double seconds, int milp_nodes) {
 }
 
 TEST(SelectionRefine, ARefinedPlanMeetsItsDeadlineIsNeverCostlierAndIsCheaperSomewhere) {
-  const auto w = testing::llama3b(8, 1);
+  const auto w = kareus::testing::llama3b(8, 1);
   const auto free = plan_perseus(w, {});
   int improved = 0;
   for (double fraction : {0.0, 0.02, 0.1, 0.25, 0.5, 0.75}) {
@@ -57,7 +57,7 @@ TEST(SelectionRefine, ARefinedPlanMeetsItsDeadlineIsNeverCostlierAndIsCheaperSom
 
 // The C API's and Python's select refine as plan() does: the same point and plan, once.
 TEST(SelectionRefine, SelectingAfterPlanGivesThePlanThatPlanningForTheSelectionGives) {
-  const auto w = testing::llama3b(8, 1);
+  const auto w = kareus::testing::llama3b(8, 1);
   auto free = plan_perseus(w, {});
   auto& m = free.methods.at(Method::kPerseus);
   const double bound = time_across(m, 0.25);
@@ -78,7 +78,7 @@ TEST(SelectionRefine, SelectingAfterPlanGivesThePlanThatPlanningForTheSelectionG
 }
 
 TEST(SelectionRefine, ANegativeNodeLimitOrOneWithoutADeadlineIsRefused) {
-  const auto w = testing::llama3b(8, 1);
+  const auto w = kareus::testing::llama3b(8, 1);
   auto free = plan_perseus(w, {});
   auto& m = free.methods.at(Method::kPerseus);
   const auto refused = [&](const Selection& s, const std::string& allowed) {

@@ -14,6 +14,7 @@
 
 #include "child_process.hpp"
 #include "common/error_of.hpp"
+#include "common/two_stages.hpp"
 #include "fake_nvml/fake_nvml_fixture.hpp"
 
 namespace kareus::runtime {
@@ -26,7 +27,7 @@ using kareus::testing::FakeNvml;
 using kareus::testing::two_gpu_script;
 using Lines = std::vector<std::string>;
 
-const std::string kFixture = std::string(KAREUS_TEST_DATA_DIR) + "/runtime/two_stages.json";
+using kareus::testing::kTwoStagesSchedule;
 
 std::unique_ptr<FrequencyController> controller_for(int stage, const Schedule& schedule) {
   auto nvml = std::make_shared<const nvml::Nvml>();
@@ -43,7 +44,7 @@ void run_iteration(FrequencyController& c, const Schedule& s) {
 
 TEST(FrequencyController, AppliesEachClockOnceAndRestoresAtTheEnd) {
   FakeNvml fake;
-  const Schedule s = load_schedule(kFixture);
+  const Schedule s = load_schedule(kTwoStagesSchedule);
   {
     auto c = controller_for(0, s);
     run_iteration(*c, s);  // 930 930 900 1020 900 1410
@@ -66,7 +67,7 @@ TEST(FrequencyController, AppliesEachClockOnceAndRestoresAtTheEnd) {
 // it is read from /proc.
 TEST(FrequencyController, ItsThreadsLeaveTerminationSignalsToTheProgram) {
   FakeNvml fake;
-  const auto c = controller_for(0, load_schedule(kFixture));
+  const auto c = controller_for(0, load_schedule(kTwoStagesSchedule));
   int threads = 0;
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
     if (std::stoi(task.path().filename().string()) == gettid()) continue;
@@ -84,7 +85,7 @@ TEST(FrequencyController, ItsThreadsLeaveTerminationSignalsToTheProgram) {
 
 TEST(FrequencyController, StartsOverAfterEachStep) {
   FakeNvml fake;
-  const Schedule s = load_schedule(kFixture);
+  const Schedule s = load_schedule(kTwoStagesSchedule);
   {
     auto c = controller_for(1, s);  // 1200 1200 1200 1110 1110 1110
     run_iteration(*c, s);
@@ -100,7 +101,7 @@ TEST(FrequencyController, StartsOverAfterEachStep) {
 
 TEST(FrequencyController, RefusesCallsOutOfScheduleOrder) {
   FakeNvml fake;
-  const Schedule s = load_schedule(kFixture);
+  const Schedule s = load_schedule(kTwoStagesSchedule);
   auto c = controller_for(0, s);
   EXPECT_EQ(error_of([&] { c->on_instruction_begin(0, 1, "forward"); }),
             "frequency controller: schedule order violated on stage 0 at instruction 0: the "
@@ -119,7 +120,7 @@ TEST(FrequencyController, RefusesCallsOutOfScheduleOrder) {
 
 TEST(FrequencyController, RequiresStepEndBetweenIterations) {
   FakeNvml fake;
-  const Schedule s = load_schedule(kFixture);
+  const Schedule s = load_schedule(kTwoStagesSchedule);
   auto c = controller_for(1, s);
   for (const auto& in : s.stages[1].instructions)
     c->on_instruction_begin(1, in.microbatch, in.direction);
@@ -130,7 +131,7 @@ TEST(FrequencyController, RequiresStepEndBetweenIterations) {
 
 TEST(FrequencyController, RestoresWhenAnExceptionUnwindsTheTrainingLoop) {
   FakeNvml fake;
-  const Schedule s = load_schedule(kFixture);
+  const Schedule s = load_schedule(kTwoStagesSchedule);
   try {
     auto c = controller_for(0, s);
     c->on_instruction_begin(0, 0, "forward");
@@ -144,14 +145,14 @@ TEST(FrequencyController, RestoresWhenAnExceptionUnwindsTheTrainingLoop) {
 
 TEST(FrequencyController, NeverTouchesAGpuItDidNotLock) {
   FakeNvml fake;
-  const Schedule s = load_schedule(kFixture);
+  const Schedule s = load_schedule(kTwoStagesSchedule);
   { auto c = controller_for(0, s); }
   EXPECT_TRUE(fake.log().empty());
 }
 
 TEST(FrequencyController, RejectsClocksTheGpuDoesNotSupport) {
   FakeNvml fake;
-  Schedule s = load_schedule(kFixture);
+  Schedule s = load_schedule(kTwoStagesSchedule);
   s.stages[0].instructions[3].clock = MHz(1405);
   EXPECT_EQ(error_of([&] { controller_for(0, s); }),
             "frequency controller: stage 0 instruction 3 asks for 1405 MHz, which NVML gpu 0 "
@@ -164,7 +165,7 @@ TEST(FrequencyController, AFailedClockChangeFailsTheNextCallLoudly) {
   auto script = two_gpu_script();
   script["devices"][0]["errors"]["nvmlDeviceSetGpuLockedClocks"] = "NO_PERMISSION";
   FakeNvml fake(script);
-  const Schedule s = load_schedule(kFixture);
+  const Schedule s = load_schedule(kTwoStagesSchedule);
   auto c = controller_for(0, s);
   c->on_instruction_begin(0, 0, "forward");
   const std::string msg = error_of([&] { c->wait_until_applied(); });
@@ -199,7 +200,7 @@ TEST(FrequencyController, WarnsOnceWhenTheProgramTakesOverASignal) {
 
 TEST(FrequencyController, RefusesCallsAfterRestore) {
   FakeNvml fake;
-  const Schedule s = load_schedule(kFixture);
+  const Schedule s = load_schedule(kTwoStagesSchedule);
   auto c = controller_for(0, s);
   c->on_instruction_begin(0, 0, "forward");
   c->wait_until_applied();
@@ -217,8 +218,8 @@ TEST(FrequencyController, RefusesCallsAfterRestore) {
 class ControllerChild : public ::testing::Test {
  protected:
   std::unique_ptr<ChildProcess> start(const std::string& mode) {
-    auto child = std::make_unique<ChildProcess>(
-        std::vector<std::string>{KAREUS_RUNTIME_CHILD_PATH, "controller", kFixture, "0", mode});
+    auto child = std::make_unique<ChildProcess>(std::vector<std::string>{
+        KAREUS_RUNTIME_CHILD_PATH, "controller", kTwoStagesSchedule, "0", mode});
     EXPECT_EQ(child->read_line(), "ready");
     return child;
   }

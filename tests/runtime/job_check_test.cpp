@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error_of.hpp"
+#include "common/two_stages.hpp"
 #include "fake_nvml/fake_nvml_fixture.hpp"
 #include "kareus/runtime/device_map.hpp"
 #include "kareus/runtime/frequency_controller.hpp"
@@ -17,7 +18,7 @@ using kareus::testing::FakeNvml;
 using kareus::testing::two_gpu_script;
 using Lines = std::vector<std::string>;
 
-const std::string kFixture = std::string(KAREUS_TEST_DATA_DIR) + "/runtime/two_stages.json";
+using kareus::testing::kTwoStagesSchedule;
 
 std::unique_ptr<FrequencyController> make(const Schedule& s, int stage, unsigned gpu,
                                           ControllerOptions o = {}) {
@@ -40,7 +41,7 @@ TEST(JobCheck, GpuNamesOfOneModelMatchAcrossSpellings) {
 
 TEST(JobCheck, EveryMismatchInOneMessageAndNoClockTouched) {
   FakeNvml fake;
-  const Schedule s = load_schedule(kFixture);  // 2 stages, 3 microbatches, A100
+  const Schedule s = load_schedule(kTwoStagesSchedule);  // 2 stages, 3 microbatches, A100
   ControllerOptions o;
   o.job.pipeline_stages = 4;
   o.job.microbatches = 8;
@@ -144,7 +145,7 @@ TEST(DeviceMap, ResolvesUuidsThroughNvml) {
 }
 
 Schedule with_step_clocks() {
-  Schedule s = load_schedule(kFixture);
+  Schedule s = load_schedule(kTwoStagesSchedule);
   ScheduleInstruction& f0 = s.stages[0].instructions[0];  // forward 0 at 930 MHz, nanobatch
   f0.step_clocks = {MHz(930), MHz(1200), MHz(1200), MHz(990)};
   validate_schedule(s, "test");
@@ -184,7 +185,7 @@ TEST(FrequencyController, AppliesStepClocksAsStepsBegin) {
 
 TEST(FrequencyController, LocksTheMemoryClockAtItsMaximumUntilRestore) {
   FakeNvml fake;
-  const Schedule s = load_schedule(kFixture);
+  const Schedule s = load_schedule(kTwoStagesSchedule);
   ControllerOptions o;
   o.lock_memory_clock = true;
   {
@@ -200,7 +201,7 @@ TEST(FrequencyController, LocksTheMemoryClockAtItsMaximumUntilRestore) {
 
 TEST(FrequencyController, MemoryLockOnTheHighestOfSeveralMemoryClocks) {
   FakeNvml fake;
-  Schedule s = load_schedule(kFixture);
+  Schedule s = load_schedule(kTwoStagesSchedule);
   s.gpu = "NVIDIA GeForce RTX 3080 Ti";
   ControllerOptions o;
   o.lock_memory_clock = true;

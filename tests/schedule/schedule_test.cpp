@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "common/error_of.hpp"
+#include "common/two_stages.hpp"
 #include "kareus/core/error.hpp"
 
 namespace kareus {
@@ -12,17 +13,17 @@ namespace {
 
 using kareus::testing::error_of;
 
-const std::string kFixture = std::string(KAREUS_TEST_DATA_DIR) + "/runtime/two_stages.json";
+using kareus::testing::kTwoStagesSchedule;
 
 // The fixture with one edit applied, parsed under the name "s.json".
 std::string error_after(const std::function<void(Json&)>& edit) {
-  Json doc = JsonDocument::load_file(kFixture).raw();
+  Json doc = JsonDocument::load_file(kTwoStagesSchedule).raw();
   edit(doc);
   return error_of([&] { parse_schedule(doc.dump(), "s.json"); });
 }
 
 TEST(Schedule, LoadsEveryField) {
-  const Schedule s = load_schedule(kFixture);
+  const Schedule s = load_schedule(kTwoStagesSchedule);
   EXPECT_EQ(s.format_version, 1);
   EXPECT_EQ(s.method, "kareus");
   EXPECT_EQ(s.gpu, "NVIDIA A100-SXM4-40GB");
@@ -42,14 +43,14 @@ TEST(Schedule, LoadsEveryField) {
 }
 
 TEST(Schedule, RoundTripsThroughJson) {
-  const Schedule s = load_schedule(kFixture);
+  const Schedule s = load_schedule(kTwoStagesSchedule);
   const std::string text = to_json(s);
   EXPECT_EQ(parse_schedule(text, "again.json"), s);
   EXPECT_EQ(to_json(parse_schedule(text, "again.json")), text);
 }
 
 TEST(Schedule, SequentialInstructionsRoundTripWithoutPartitions) {
-  Schedule s = load_schedule(kFixture);
+  Schedule s = load_schedule(kTwoStagesSchedule);
   s.method = "perseus";
   for (auto& stage : s.stages) {
     for (auto& in : stage.instructions) {
@@ -64,7 +65,7 @@ TEST(Schedule, SequentialInstructionsRoundTripWithoutPartitions) {
 }
 
 TEST(Schedule, StepClocksRoundTripAndAreOptional) {
-  Schedule s = load_schedule(kFixture);
+  Schedule s = load_schedule(kTwoStagesSchedule);
   auto& in = s.stages[0].instructions[0];
   in.step_clocks = {in.clock, MHz(1200), MHz(1200), in.clock};
   const std::string text = to_json(s);
@@ -72,7 +73,7 @@ TEST(Schedule, StepClocksRoundTripAndAreOptional) {
   EXPECT_EQ(parse_schedule(text, "steps.json"), s);
   EXPECT_EQ(to_json(parse_schedule(text, "steps.json")), text);
   // A schedule without the field (every schedule before it existed) reads as before.
-  EXPECT_TRUE(load_schedule(kFixture).stages[0].instructions[0].step_clocks.empty());
+  EXPECT_TRUE(load_schedule(kTwoStagesSchedule).stages[0].instructions[0].step_clocks.empty());
 }
 
 TEST(Schedule, StepClocksAreChecked) {
@@ -165,7 +166,7 @@ TEST(Schedule, OrderErrorsPointAtTheInstruction) {
 }
 
 TEST(Schedule, ValidatesSchedulesBuiltInMemory) {
-  Schedule s = load_schedule(kFixture);
+  Schedule s = load_schedule(kTwoStagesSchedule);
   EXPECT_NO_THROW(validate_schedule(s, "planner"));
   s.stages[0].instructions[0].partitions["fwd_attn"].slot = "";
   EXPECT_EQ(error_of([&] { validate_schedule(s, "planner"); }),

@@ -2,13 +2,14 @@
 // changes, time at each clock), and ignored by the reader, so files without it still load.
 #include <gtest/gtest.h>
 
+#include "common/two_stages.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/schedule/schedule.hpp"
 
 namespace kareus {
 namespace {
 
-const std::string kFixture = std::string(KAREUS_TEST_DATA_DIR) + "/runtime/two_stages.json";
+using kareus::testing::kTwoStagesSchedule;
 
 ScheduleInstruction sequential(int mb, const char* direction, double mhz, double seconds) {
   ScheduleInstruction in;
@@ -70,7 +71,7 @@ TEST(StageSummary, StepsCountAsChangesButHideTheTimePerClock) {
 }
 
 TEST(StageSummary, FilesWithoutSummaryOrTimesStillLoad) {
-  const Schedule s = load_schedule(kFixture);
+  const Schedule s = load_schedule(kTwoStagesSchedule);
   for (const auto& stage : s.stages)
     for (const auto& in : stage.instructions) EXPECT_FALSE(in.predicted_time);
   const Json doc = Json::parse(to_json(s));

@@ -15,6 +15,9 @@
 
 namespace kareus::executor::cuda {
 
+// Bytes per bf16 element, as the workload model counts them.
+inline constexpr std::int64_t kBf16Bytes = 2;
+
 // Column-major bf16 products C[m x n] = A[m x k] B[k x n], `batch` of them per call.
 struct GemmLaunch {
   std::int64_t m = 0, n = 0, k = 0;

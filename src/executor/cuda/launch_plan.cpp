@@ -14,8 +14,6 @@ using workload::Kernel;
 using workload::KernelKind;
 using workload::SlotClass;
 
-constexpr double kBf16 = 2.0;  // bytes per element, as the workload model counts them
-
 std::string where(const partition::Partition& p) {
   return fmt::format("partition {} (nanobatch {})", p.key.empty() ? "\"\"" : p.key, p.nanobatch);
 }
@@ -55,7 +53,7 @@ ElementwiseLaunch elementwise_launch(const Kernel& k) {
   }
   // The kernel's HBM traffic is what sets a memory-bound kernel's time and energy, so the
   // stream length is chosen to move exactly its bytes (rounded to whole bf16 pairs).
-  const double pairs = k.bytes / (kBf16 * 2.0 * (e.inputs + 1));
+  const double pairs = k.bytes / (kBf16Bytes * 2.0 * (e.inputs + 1));
   e.elements = 2 * std::max<std::int64_t>(1, std::llround(pairs));
   return e;
 }

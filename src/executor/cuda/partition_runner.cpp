@@ -10,8 +10,6 @@
 namespace kareus::executor::cuda {
 namespace {
 
-constexpr std::int64_t kBf16 = 2;
-
 void check_cublas(cublasStatus_t code, const char* call) {
   if (code == CUBLAS_STATUS_SUCCESS) return;
   throw Error::device(fmt::format("cuBLAS {}: {}", call, cublasGetStatusString(code)));
@@ -75,12 +73,12 @@ PartitionRunner::~PartitionRunner() {
 
 void PartitionRunner::prepare(const LaunchPlan& plan) {
   check_cuda(cudaSetDevice(device_), "cudaSetDevice");
-  gemm_a_.reserve(kBf16 * plan.max_gemm_a(), 1, compute_);
-  gemm_b_.reserve(kBf16 * plan.max_gemm_b(), 2, compute_);
-  gemm_c_.reserve(kBf16 * plan.max_gemm_c(), 3, compute_);
-  in0_.reserve(kBf16 * plan.max_elementwise(), 4, compute_);
-  in1_.reserve(kBf16 * plan.max_elementwise(), 5, compute_);
-  out_.reserve(kBf16 * plan.max_elementwise(), 6, compute_);
+  gemm_a_.reserve(kBf16Bytes * plan.max_gemm_a(), 1, compute_);
+  gemm_b_.reserve(kBf16Bytes * plan.max_gemm_b(), 2, compute_);
+  gemm_c_.reserve(kBf16Bytes * plan.max_gemm_c(), 3, compute_);
+  in0_.reserve(kBf16Bytes * plan.max_elementwise(), 4, compute_);
+  in1_.reserve(kBf16Bytes * plan.max_elementwise(), 5, compute_);
+  out_.reserve(kBf16Bytes * plan.max_elementwise(), 6, compute_);
   if (plan.comm) {
     comm_src_.reserve(plan.comm->bytes, 7, compute_);
     comm_dst_.reserve(plan.comm->bytes, 8, compute_);
