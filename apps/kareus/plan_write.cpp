@@ -18,9 +18,8 @@ void check_plan_output_paths(const PlanOutputPaths& paths) {
   if (!paths.report.empty()) check_output_file(paths.report, "command line", "--report");
 }
 
-void write_plan_outputs(const PlanOutputPaths& paths, const planner::PlanResult& result,
-                        const planner::PlanChoice& choice, const Schedule& schedule,
-                        const Json& summary, const std::optional<report::ChartLibrary>& library) {
+void write_plan_outputs(const PlanOutputPaths& paths, const planner::PlanOutcome& outcome,
+                        const std::optional<report::ChartLibrary>& library) {
   // The page is built from the plan's files, so --report without --out stages them in a scratch
   // folder that is never committed.
   std::optional<OutputDir> out;
@@ -32,14 +31,14 @@ void write_plan_outputs(const PlanOutputPaths& paths, const planner::PlanResult&
   } else if (library) {
     out.emplace(std::filesystem::temp_directory_path() / fmt::format("kareus-plan-{}", getpid()));
   }
-  if (out) write_plan_files(out->staging(), result, choice, schedule, summary);
+  if (out) write_plan_files(out->staging(), outcome);
   std::optional<OutputDir> artifact;
   if (!paths.artifact.empty()) {
     artifact.emplace(paths.artifact, [](std::string_view name) {
       return (name.starts_with("freqs_pipeline_") || name.starts_with("scheds_pipeline_")) &&
              name.ends_with(".py");
     });
-    planner::export_artifact(result, choice.method, artifact->staging());
+    planner::export_artifact(outcome.result, outcome.selected.method, artifact->staging());
   }
   std::string page;
   if (library) page = report::plan_report_html(report::plan_page_data(out->staging()), *library);

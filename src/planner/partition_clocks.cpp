@@ -142,11 +142,11 @@ const char* to_string(ClockGranularity g) {
   return g == ClockGranularity::kInstruction ? "instruction" : "partition";
 }
 
-ClockGranularity parse_clock_granularity(const std::string& text) {
+ClockGranularity parse_clock_granularity(const std::string& text, std::string_view where,
+                                         std::string_view field) {
   for (auto g : {ClockGranularity::kInstruction, ClockGranularity::kPartition})
     if (text == to_string(g)) return g;
-  throw Error::invalid("command line", "--clock-granularity", text,
-                       "allowed: instruction, partition");
+  throw Error::invalid(where, field, text, "allowed: instruction, partition");
 }
 
 std::string InstructionStep::name() const {
