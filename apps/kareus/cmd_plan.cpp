@@ -13,11 +13,11 @@
 #include "kareus/core/error.hpp"
 #include "kareus/partition/partition.hpp"
 #include "kareus/planner/run.hpp"
+#include "kareus/report/chart_library.hpp"
 #include "kareus/store/store.hpp"
 #include "plan_output.hpp"
 #include "plan_progress.hpp"
 #include "plan_write.hpp"
-#include "report_output.hpp"
 #include "scaleout_cli.hpp"
 #include "workload_flags.hpp"
 

@@ -7,7 +7,6 @@
 #include "kareus/core/printable.hpp"
 #include "kareus/core/readable.hpp"
 #include "kareus/core/table.hpp"
-#include "kareus/report/partitions_file.hpp"
 #include "kareus/workload/memory.hpp"
 
 namespace kareus::cli {
@@ -15,14 +14,6 @@ namespace {
 
 std::string pct(const std::optional<double>& v) {
   return v ? fmt::format("{:+.1f}%", 100 * *v) : "-";
-}
-
-std::string frontier_csv(const planner::MethodResult& m) {
-  std::string csv = "time_s,energy_j,dynamic_energy_j,plan\n";
-  for (const auto& p : m.frontier)
-    csv += fmt::format("{:.6f},{:.3f},{:.3f},{}\n", p.time.value(), p.energy.value(),
-                       p.dynamic_energy.value(), p.plan);
-  return csv;
 }
 
 // The table's cost column is what each method costs; say how much of it this run did not pay.
@@ -38,17 +29,6 @@ std::string profiling_note(const planner::PlanResult& result) {
 }
 
 }  // namespace
-
-void write_plan_files(const std::filesystem::path& dir, const planner::PlanOutcome& outcome) {
-  for (const auto& [m, r] : outcome.result.methods)
-    write_file_atomically(dir / fmt::format("frontier_{}.csv", planner::to_string(m)),
-                          frontier_csv(r));
-  write_file_atomically(dir / "schedule.json", to_json(outcome.schedule));
-  write_file_atomically(dir / "summary.json", outcome.summary.dump(2) + "\n");
-  write_file_atomically(
-      dir / "partitions.json",
-      report::partitions_json(outcome.result.methods.at(outcome.selected.method)).dump(2) + "\n");
-}
 
 std::string plan_table(const planner::PlanOutcome& outcome, bool wide) {
   const auto& result = outcome.result;
