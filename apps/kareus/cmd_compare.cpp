@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "common_flags.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/plan_dir/plan_files.hpp"
 #include "kareus/report/plan_compare.hpp"
@@ -42,7 +43,7 @@ void register_compare_command(CLI::App& app) {
   cmd->add_option("A", f->a,
                   "METHOD[:fastest|:min-energy|:PLAN_ID] or selected (default: selected)");
   cmd->add_option("B", f->b, "The same for the other plan (default: perseus)");
-  cmd->add_flag("--json", f->json, "Print one JSON document");
+  add_json_flag(*cmd, f->json);
   cmd->callback([f] {
     const auto a = report::parse_plan_ref(f->a.empty() ? "selected" : f->a, "command line");
     const auto b = report::parse_plan_ref(f->b.empty() ? "perseus" : f->b, "command line");

@@ -10,11 +10,11 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "common_flags.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/partition/partition.hpp"
 #include "kareus/planner/run.hpp"
 #include "kareus/report/chart_library.hpp"
-#include "kareus/store/store.hpp"
 #include "plan_output.hpp"
 #include "plan_progress.hpp"
 #include "plan_write.hpp"
@@ -29,8 +29,7 @@ struct PlanFlags {
   std::string methods = "megatron,perseus,nanobatch-perseus,kareus";
   std::string strategy = "kareus";
   std::uint64_t seed = 0;
-  std::string db;
-  bool no_db = false;
+  StoreFlags store;
   double noise = 0;
   std::optional<double> deadline;
   std::optional<double> energy_budget;
@@ -131,10 +130,8 @@ void register_plan_command(CLI::App& app) {
                   "Partition search for the kareus method: kareus, paper, random or exhaustive")
       ->capture_default_str();
   cmd->add_option("--seed", f->seed, "Seed of every random choice")->capture_default_str();
-  auto* db_option = cmd->add_option(
-      "--db", f->db, "Measurement store (default $XDG_CACHE_HOME/kareus/measurements.sqlite)");
-  cmd->add_flag("--no-db", f->no_db, "Measure every partition afresh, store nothing")
-      ->excludes(db_option);
+  const auto store = f->store.add_to(*cmd, "Measure every partition afresh, store nothing");
+  store.no_db->excludes(store.db);
   cmd->add_option("--noise", f->noise, "Relative measurement noise of the emulator (e.g. 0.03)");
   auto* deadline = cmd->add_option("--deadline", f->deadline,
                                    "Select the least-energy plan within this iteration time (s)");
@@ -167,8 +164,8 @@ void register_plan_command(CLI::App& app) {
                   "Export the best plan the target runtime applies whole: all, or clocks "
                   "(megatron, perseus)")
       ->capture_default_str();
-  cmd->add_flag("--json", f->json, "Print summary.json on stdout");
-  auto* quiet = cmd->add_flag("--quiet", f->quiet, "No progress on stderr and no table on stdout");
+  add_json_flag(*cmd, f->json, "Print summary.json on stdout");
+  auto* quiet = add_quiet_flag(*cmd, f->quiet, "No progress on stderr and no table on stdout");
   cmd->add_flag("--verbose", f->verbose,
                 "Also, per method on stderr, the pipeline solver's steps and where its time went")
       ->excludes(quiet);
@@ -191,8 +188,7 @@ void register_plan_command(CLI::App& app) {
       library = report::ChartLibrary::load(report::ChartLibrary::default_dir());
     planner::Context context;
     // The default store serves the partition searches alone: a run without one creates none.
-    if (!f->no_db && planner::searches_partitions(request.methods))
-      context.store = f->db.empty() ? store::Store::default_path() : std::filesystem::path(f->db);
+    if (planner::searches_partitions(request.methods)) context.store = f->store.path();
     context.no_store = "none: --no-db";
     context.executors = [&mpi, index](const planner::PlanOptions& o) {
       return plan_executors(mpi, index, o);

@@ -180,9 +180,8 @@ OptionSet partition_clock_options(const workload::Workload& w, const emulator::E
                                   const KeyFrontiers& keys, OptionSet instruction_options,
                                   const PartitionClockOptions& options) {
   require(std::isfinite(options.switch_latency.value()) && options.switch_latency.value() >= 0,
-          "command line", "--switch-latency-ms",
-          format_number(options.switch_latency.value() * 1e3),
-          "must be a finite number of milliseconds >= 0");
+          "partition clock options", "switch_latency_s",
+          format_number(options.switch_latency.value()), "must be a finite number of seconds >= 0");
   const auto steps = instruction_steps(w, stage, d);
   const auto fixed = fixed_costs(emu, steps, clocks);
   const Watts power = options.switch_power.value_or(default_switch_power(w, steps, fixed, keys));
