@@ -73,7 +73,8 @@ JobShape layout(const std::string& model, int tp, int cp, int dp, const std::str
 }
 
 TEST(JobCheck, ParallelSizesModelRecomputeAndSharedGpusInOneMessage) {
-  const Schedule s = load_schedule(kTwoStagesSchedule);  // llama3.2-3b, TP 8, CP 1, DP 1, full recompute
+  const Schedule s =
+      load_schedule(kTwoStagesSchedule);  // llama3.2-3b, TP 8, CP 1, DP 1, full recompute
   JobShape job = layout("qwen3-1.7b", 4, 2, 2, "none", 2);
   job.pipeline_stages = 2;  // right
   job.rank = 0;
