@@ -37,6 +37,11 @@ std::string profiling_note(const planner::PlanResult& result) {
   return "\nprofiling GPU-h reused from the store (paid by earlier runs): " + note + "\n";
 }
 
+// Readable units within 120 columns, or joules in full for --wide.
+std::string energy_text(Joules e, bool wide) {
+  return wide ? fmt::format("{:.0f}", e.value()) : readable_energy(e);
+}
+
 }  // namespace
 
 void write_plan_files(const std::filesystem::path& dir, const planner::PlanResult& result,
@@ -51,6 +56,12 @@ void write_plan_files(const std::filesystem::path& dir, const planner::PlanResul
                         report::partitions_json(result.methods.at(choice.method)).dump(2) + "\n");
 }
 
+std::string selected_line(const planner::PlanChoice& choice, bool wide) {
+  return fmt::format("selected ({}, {}): {:.3f} s, {} per iteration\n",
+                     planner::to_string(choice.method), choice.selection.describe(),
+                     choice.point->time.value(), energy_text(choice.point->energy, wide));
+}
+
 std::string plan_table(const planner::PlanResult& result, const planner::PlanRequest& request,
                        const planner::PlanChoice& choice, bool wide) {
   const auto& w = result.workload;
@@ -61,9 +72,7 @@ std::string plan_table(const planner::PlanResult& result, const planner::PlanReq
   header.insert(header.end(), {"iso-time energy", "iso-energy time", "profiling GPU-h"});
   if (wide) header.insert(header.end(), {"of which reused", "measurements", "reused"});
   TextTable table(header);
-  const auto energy = [wide](Joules e) {
-    return wide ? fmt::format("{:.0f}", e.value()) : readable_energy(e);
-  };
+  const auto energy = [wide](Joules e) { return energy_text(e, wide); };
   for (const auto& [m, r] : result.methods) {
     const auto& mt = result.metrics.at(m);
     std::vector<std::string> row{
@@ -100,9 +109,7 @@ std::string plan_table(const planner::PlanResult& result, const planner::PlanReq
   if (request.clock_granularity == planner::ClockGranularity::kPartition)
     text += fmt::format("\nkareus clocks per partition, {:g} ms per clock switch\n",
                         to_milliseconds(request.switch_latency));
-  text += fmt::format("\nselected ({}, {}): {:.3f} s, {} per iteration\n",
-                      planner::to_string(choice.method), choice.selection.describe(),
-                      choice.point->time.value(), energy(choice.point->energy));
+  text += "\n" + selected_line(choice, wide);
   if (const auto* r = planner::refinement_of(result.methods.at(choice.method), choice.selection))
     text += fmt::format("MILP refinement (CBC, at most {} nodes per window, {:.2f} s{}): {}\n",
                         r->selection.milp_nodes, r->seconds, r->time_capped ? ", time-capped" : "",
