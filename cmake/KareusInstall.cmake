@@ -107,8 +107,8 @@ run time (kareusd). It runs on a GPU emulator calibrated to published
 measurements by default, and on NVIDIA GPUs through NVML and CUDA.")
 set(CPACK_PACKAGE_CONTACT "${KAREUS_PACKAGE_MAINTAINER}")
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${KAREUS_PACKAGE_MAINTAINER}")
-# Binaries stripped of the RelWithDebInfo tree's line tables and symbols (docs/testing.md has the
-# sizes); no debug package is built.
+# Binaries stripped of the RelWithDebInfo tree's line tables and symbols: usr/bin/kareus 27 MB ->
+# 3.5 MB, the .deb 16.9 MB -> 3.9 MB. No debug package is built.
 set(CPACK_STRIP_FILES ON)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
