@@ -16,6 +16,7 @@
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/core/output_set.hpp"
+#include "kareus/core/printable.hpp"
 #include "kareus/core/progress.hpp"
 #include "kareus/core/table.hpp"
 #include "kareus/core/wrap.hpp"
@@ -374,7 +375,7 @@ void add_predict(CLI::App& parent) {
                       {"memory", memory_json(fit)}});
       if (i == 0 || s.scenario != d.samples[i - 1].scenario) {
         flush();
-        text += wrap("scenario " + s.scenario, kLineWidth, "", "  ");
+        text += wrap("scenario " + printable(s.scenario), kLineWidth, "", "  ");
         t.emplace(with_memory_header(
             {"line", "config", "predicted J", interval_header(), "measured J"}, columns));
       }
@@ -506,7 +507,7 @@ void add_select(CLI::App& parent) {
                                                       : Json(nullptr)},
              {"ranking", ranking}};
       out.push_back(j);
-      text += wrap("scenario " + sel.scenario, kLineWidth, "", "  ") + t.render();
+      text += wrap("scenario " + printable(sel.scenario), kLineWidth, "", "  ") + t.render();
       if (sel.none_fits) {
         text +=
             wrap(fmt::format("energy-optimal:  none: no candidate fits in {:.0f} % of its GPUs' "
