@@ -13,6 +13,7 @@
 #include "kareus/core/json.hpp"
 #include "kareus/core/limits.hpp"
 #include "kareus/core/table.hpp"
+#include "kareus/core/wrap.hpp"
 #include "kareus/frontier/deadline_refine.hpp"
 #include "kareus/frontier/frontier_polish.hpp"
 #include "kareus/frontier/pipeline_solver.hpp"
@@ -160,11 +161,12 @@ Json plan_json(const Solved& s, const std::vector<int>& plan) {
 }
 
 std::string format_report(const PipelineSolveFlags& f, const Solved& s) {
-  std::string out = fmt::format(
-      "Iteration frontier of {}: {} stages, {} microbatches (synchronous 1F1B), blocking power "
-      "{:g} W, time unit {:g} ms\n{} points, from the fastest to the least energy\n\n",
-      f.profile, s.problem.dag.stages, f.microbatches, f.p_blocking_w, f.unit_time_ms,
-      s.points.size());
+  std::string out =
+      wrap(fmt::format("Iteration frontier of {}: {} stages, {} microbatches (synchronous 1F1B), "
+                       "blocking power {:g} W, time unit {:g} ms",
+                       f.profile, s.problem.dag.stages, f.microbatches, f.p_blocking_w,
+                       f.unit_time_ms)) +
+      fmt::format("{} points, from the fastest to the least energy\n\n", s.points.size());
   TextTable table({"point", "time (s)", "energy (J)"});
   for (std::size_t i = 0; i < s.points.size(); ++i) {
     table.add_row({std::to_string(i), fmt::format("{:.4f}", s.points[i].time.value()),
@@ -317,7 +319,7 @@ void register_pipeline_solve_command(CLI::App& app) {
     s.result = about_the_profile([&] { return frontier::solve_pipeline(s.problem, {unit}); });
     check_selection_range(*flags, s.result.frontier);
     select_point(*flags, s);
-    std::cerr << s.result.summary.to_string() << "\n";
+    std::cerr << wrap(s.result.summary.to_string(), kLineWidth, "", "  ");
     // Fastest first, as every frontier kareus prints.
     s.points.assign(s.result.frontier.points().begin(), s.result.frontier.points().end());
     if (flags->plan) {

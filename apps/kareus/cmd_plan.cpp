@@ -46,6 +46,8 @@ struct PlanFlags {
   bool verbose = false;
   bool wide = false;
   std::string enforceable = "all";
+  // Said on stderr once the flags have passed their checks (default_methods_for).
+  std::string note;
 };
 
 // The command line's spelling of the request's fields, and their units where they differ.
@@ -109,6 +111,22 @@ std::shared_ptr<PlanFlags> sweep_flags(const std::shared_ptr<PlanFlags>& f,
   return one;
 }
 
+// The default methods where every workload's microbatch splits into two nanobatches; without the
+// nanobatch methods where one does not, and `note` says so: the shortest command must run.
+std::string default_methods_for(const std::vector<NamedWorkload>& workloads,
+                                const std::string& methods, std::string& note) {
+  for (const auto& w : workloads) {
+    const int mbs = w.workload.parallelism.microbatch_size;
+    if (mbs % 2 == 0) continue;
+    note = fmt::format(
+        "note: microbatch size {} does not split into two nanobatches; planning megatron and "
+        "perseus only (an even --mbs adds nanobatch-perseus and kareus)",
+        mbs);
+    return "megatron,perseus";
+  }
+  return methods;
+}
+
 std::vector<workload::Workload> workload_list(const std::vector<NamedWorkload>& named) {
   std::vector<workload::Workload> out;
   for (const auto& n : named) out.push_back(n.workload);
@@ -122,10 +140,11 @@ void register_plan_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "plan", "Plan a training job: frontiers of megatron, perseus, nanobatch-perseus, kareus");
   f->workload.add_to(*cmd);
-  cmd->add_option("--methods", f->methods,
-                  "Comma-separated: megatron, perseus, nanobatch-perseus, kareus, "
-                  "kareus-exhaustive")
-      ->capture_default_str();
+  const auto* methods =
+      cmd->add_option("--methods", f->methods,
+                      "Comma-separated: megatron, perseus, nanobatch-perseus, kareus, "
+                      "kareus-exhaustive")
+          ->capture_default_str();
   cmd->add_option("--strategy", f->strategy,
                   "Partition search for the kareus method: kareus, paper, random or exhaustive")
       ->capture_default_str();
@@ -165,7 +184,9 @@ void register_plan_command(CLI::App& app) {
                   "(megatron, perseus)")
       ->capture_default_str();
   add_json_flag(*cmd, f->json, "Print summary.json on stdout");
-  auto* quiet = add_quiet_flag(*cmd, f->quiet, "No progress on stderr and no table on stdout");
+  auto* quiet = add_quiet_flag(*cmd, f->quiet,
+                               "No progress; on stdout where files went, or without --out the "
+                               "selected plan's line");
   cmd->add_flag("--verbose", f->verbose,
                 "Also, per method on stderr, the pipeline solver's steps and where its time went")
       ->excludes(quiet);
@@ -178,6 +199,7 @@ void register_plan_command(CLI::App& app) {
     const planner::PlanRequest request = request_of(*f);
     // Checked before anything is loaded or planned: a refused run writes nothing.
     request.check(w);
+    if (index == 0 && !f->note.empty()) fmt::print(stderr, "{}\n", f->note);
     if (request.clock_granularity == planner::ClockGranularity::kPartition)
       require(f->export_artifact.empty(), "command line", "--export-artifact", f->export_artifact,
               "the artifact's format has one clock per instruction; use --clock-granularity "
@@ -212,17 +234,20 @@ void register_plan_command(CLI::App& app) {
       std::cout << summary.dump(2) << "\n";
       return;
     }
-    // --quiet keeps only what says where the results went.
-    std::string text = f->quiet ? "" : plan_table(outcome, f->wide);
+    // --quiet keeps what says where the results went, or, when nothing is written, the result.
+    std::string text = !f->quiet        ? plan_table(outcome, f->wide)
+                       : f->out.empty() ? selected_line(outcome.selected, f->wide)
+                                        : "";
     if (!f->out.empty())
       text += fmt::format("wrote frontiers, schedule.json, summary.json, partitions.json to {}\n",
                           f->out);
     if (library) text += fmt::format("wrote report {}\n", f->report);
     std::cout << text;
   };
-  cmd->callback([f, plan_one] {
+  cmd->callback([f, plan_one, methods] {
     const scaleout::Session mpi;
     const auto workloads = f->workload.resolve_all();
+    if (methods->count() == 0) f->methods = default_methods_for(workloads, f->methods, f->note);
     if (mpi.coordinator()) check_plan_output_paths({f->out, f->export_artifact, f->report});
     if (!mpi.coordinator())
       return mpi.serve(workload_list(workloads), worker_executors(f->seed, f->noise));

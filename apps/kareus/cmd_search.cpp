@@ -13,6 +13,7 @@
 #include "kareus/core/output_set.hpp"
 #include "kareus/core/progress.hpp"
 #include "kareus/core/table.hpp"
+#include "kareus/core/wrap.hpp"
 #include "kareus/scaleout/store_sink.hpp"
 #include "kareus/store/partition_search.hpp"
 #include "scaleout_cli.hpp"
@@ -88,7 +89,8 @@ std::string frontier_csv(const std::vector<store::PartitionSearchResult>& result
 std::string report(const std::vector<store::PartitionSearchResult>& results) {
   std::string out;
   for (const auto& r : results) {
-    out += r.summary.to_string() + fmt::format(" [{}]\n", r.partition_key);
+    out +=
+        wrap(r.summary.to_string() + fmt::format(" [{}]", r.partition_key), kLineWidth, "", "  ");
     TextTable t({"config", "clock MHz", "comm SMs", "slot", "time ms", "energy J", "dynamic J"});
     for (const auto& p : r.frontier) {
       t.add_row({p.config.key(), format_number(p.config.clock.value()),

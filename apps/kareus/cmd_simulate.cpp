@@ -9,6 +9,7 @@
 #include "kareus/core/json.hpp"
 #include "kareus/core/printable.hpp"
 #include "kareus/core/table.hpp"
+#include "kareus/core/wrap.hpp"
 #include "kareus/executor/iteration.hpp"
 #include "kareus/partition/partition.hpp"
 #include "kareus/planner/summary.hpp"
@@ -54,13 +55,16 @@ std::string format_report(const workload::Workload& w, const emulator::Iteration
                           const std::string& clock_text, const std::string& execution,
                           bool breakdown) {
   const double gpus = r.gpus;
-  std::string out = fmt::format(
-      "{} on {} x {} (TP{} CP{} PP{} DP{}, {} microbatches of {} x {} tokens, recompute {}), "
-      "{} execution, {}\n\n",
-      printable(w.model.name), r.gpus, printable(w.gpu.name), w.parallelism.tp, w.parallelism.cp,
-      w.parallelism.pp, w.parallelism.dp, w.parallelism.microbatches, w.parallelism.microbatch_size,
-      w.parallelism.sequence_length, workload::to_string(w.parallelism.recompute), execution,
-      clock_text);
+  // Folded at kLineWidth: the model and GPU names from files can make it long.
+  std::string out =
+      wrap(fmt::format(
+          "{} on {} x {} (TP{} CP{} PP{} DP{}, {} microbatches of {} x {} tokens, recompute {}), "
+          "{} execution, {}",
+          printable(w.model.name), r.gpus, printable(w.gpu.name), w.parallelism.tp,
+          w.parallelism.cp, w.parallelism.pp, w.parallelism.dp, w.parallelism.microbatches,
+          w.parallelism.microbatch_size, w.parallelism.sequence_length,
+          workload::to_string(w.parallelism.recompute), execution, clock_text)) +
+      "\n";
   TextTable t({"figure", "whole job", "per GPU"});
   t.add_row({"iteration time (s)", fmt::format("{:.3f}", r.iteration_time.value()), ""});
   t.add_row({"energy total (J)", fmt::format("{:.0f}", r.total_energy().value()),

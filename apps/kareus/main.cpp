@@ -3,9 +3,12 @@
 
 #include <cstdio>
 #include <exception>
+#include <memory>
 
+#include "cli_messages.hpp"
 #include "commands.hpp"
 #include "flag_checks.hpp"
+#include "help_format.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/printable.hpp"
 #include "kareus/version.hpp"
@@ -14,6 +17,8 @@ int main(int argc, char** argv) {
   CLI::App app{
       "Kareus: energy-optimal GPU execution plans for LLM training and inference.\n"
       "Runs on a calibrated GPU emulator by default."};
+  // Before the subcommands, which take the formatter they are created with.
+  app.formatter(std::make_shared<kareus::cli::WrappingFormatter>());
   app.set_version_flag("--version", std::string("kareus ") + kareus::kVersion);
   app.require_subcommand(1);
   kareus::cli::register_gpus_command(app);
@@ -39,7 +44,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "kareus: %s\n", kareus::printable(e.what()).c_str());
+    std::fprintf(stderr, "%s\n", kareus::cli::parse_error_message(app, e).c_str());
     return 2;
   } catch (const kareus::Error& e) {
     std::fprintf(stderr, "kareus: %s\n", kareus::printable(e.what()).c_str());

@@ -28,7 +28,18 @@ std::string profiling_note(const planner::PlanResult& result) {
   return "\nprofiling GPU-h reused from the store (paid by earlier runs): " + note + "\n";
 }
 
+// Readable units within 120 columns, or joules in full for --wide.
+std::string energy_text(Joules e, bool wide) {
+  return wide ? fmt::format("{:.0f}", e.value()) : readable_energy(e);
+}
+
 }  // namespace
+
+std::string selected_line(const planner::SelectedPlan& selected, bool wide) {
+  return fmt::format("selected ({}, {}): {:.3f} s, {} per iteration\n",
+                     planner::to_string(selected.method), selected.selection.describe(),
+                     selected.point.time.value(), energy_text(selected.point.energy, wide));
+}
 
 std::string plan_table(const planner::PlanOutcome& outcome, bool wide) {
   const auto& result = outcome.result;
@@ -42,9 +53,7 @@ std::string plan_table(const planner::PlanOutcome& outcome, bool wide) {
   header.insert(header.end(), {"iso-time energy", "iso-energy time", "profiling GPU-h"});
   if (wide) header.insert(header.end(), {"of which reused", "measurements", "reused"});
   TextTable table(header);
-  const auto energy = [wide](Joules e) {
-    return wide ? fmt::format("{:.0f}", e.value()) : readable_energy(e);
-  };
+  const auto energy = [wide](Joules e) { return energy_text(e, wide); };
   for (const auto& [m, r] : result.methods) {
     const auto& mt = result.metrics.at(m);
     std::vector<std::string> row{
@@ -81,9 +90,7 @@ std::string plan_table(const planner::PlanOutcome& outcome, bool wide) {
   if (request.clock_granularity == planner::ClockGranularity::kPartition)
     text += fmt::format("\nkareus clocks per partition, {:g} ms per clock switch\n",
                         to_milliseconds(request.switch_latency));
-  text += fmt::format("\nselected ({}, {}): {:.3f} s, {} per iteration\n",
-                      planner::to_string(selected.method), selected.selection.describe(),
-                      selected.point.time.value(), energy(selected.point.energy));
+  text += "\n" + selected_line(selected, wide);
   if (const auto& r = selected.refinement)
     text += fmt::format("MILP refinement (CBC, at most {} nodes per window, {:.2f} s{}): {}\n",
                         r->selection.milp_nodes, r->seconds, r->time_capped ? ", time-capped" : "",

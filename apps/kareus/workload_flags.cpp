@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "kareus/core/error.hpp"
+#include "kareus/core/printable.hpp"
 #include "kareus/workload/memory.hpp"
 
 namespace kareus::cli {
@@ -20,6 +21,23 @@ workload::Workload warned(workload::Workload w, bool training_job) {
   return w;
 }
 
+// The shortest command (`kareus simulate --model llama3.2-3b`) runs: a model that does not fit on
+// the default single GPU gets the smallest layout that does, said in one line.
+void widen_to_fit(workload::WorkloadRequest& r) {
+  workload::WorkloadRequest study = r;
+  study.training_job = false;
+  const workload::Workload w = workload::make_workload(study);
+  if (workload::estimate_memory(w).estimate_fits()) return;
+  const auto layout = workload::smallest_fitting_layout(w);
+  if (!layout) return;  // make_workload says why nothing fits
+  fmt::print(stderr,
+             "note: {} does not fit on one {}; using the smallest layout that does, --tp {} --pp "
+             "{} (give --tp and --pp to choose)\n",
+             printable(w.model.name), printable(w.gpu.name), layout->tp, layout->pp);
+  r.parallelism.tp = layout->tp;
+  r.parallelism.pp = layout->pp;
+}
+
 }  // namespace
 
 void WorkloadFlags::add_to(CLI::App& app) {
@@ -29,10 +47,11 @@ void WorkloadFlags::add_to(CLI::App& app) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--model", model, "Model name (kareus models) or HF config.json path");
   app.add_option("--gpu", gpu, "GPU type (kareus gpus)")->capture_default_str();
-  app.add_option("--tp", tp, "Tensor parallelism")->capture_default_str();
-  app.add_option("--cp", cp, "Context parallelism")->capture_default_str();
-  app.add_option("--pp", pp, "Pipeline parallelism (stages)")->capture_default_str();
-  app.add_option("--dp", dp, "Data parallelism (pipelines)")->capture_default_str();
+  layout_options = {
+      app.add_option("--tp", tp, "Tensor parallelism")->capture_default_str(),
+      app.add_option("--cp", cp, "Context parallelism")->capture_default_str(),
+      app.add_option("--pp", pp, "Pipeline parallelism (stages)")->capture_default_str(),
+      app.add_option("--dp", dp, "Data parallelism (pipelines)")->capture_default_str()};
   app.add_option("--mbs", mbs, "Microbatch size (sequences)")->capture_default_str();
   app.add_option("--seq", seq, "Sequence length (tokens)")->capture_default_str();
   app.add_option("--microbatches", microbatches, "Microbatches per iteration per pipeline")
@@ -73,6 +92,9 @@ workload::Workload WorkloadFlags::resolve() const {
   p.sequence_length = seq;
   p.microbatches = microbatches;
   p.recompute = workload::parse_recompute(recompute, "command line");
+  const bool layout_given = std::any_of(layout_options.begin(), layout_options.end(),
+                                        [](const CLI::Option* o) { return o->count() > 0; });
+  if (training_job && !layout_given) widen_to_fit(r);
   return warned(workload::make_workload(r), training_job);
 }
 

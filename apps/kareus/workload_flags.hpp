@@ -27,6 +27,9 @@ struct WorkloadFlags {
   std::string recompute = "full";
   // False for a command that studies a few layers rather than training the whole model.
   bool training_job = true;
+  // --tp, --cp, --pp and --dp as registered: a layout none of them names is the default one, which
+  // resolve() widens to the smallest that fits when the model does not fit on one GPU.
+  std::vector<const CLI::Option*> layout_options;
 
   void add_to(CLI::App& app);
   // Validates and loads; throws kareus::Error on bad input or more than one workload.

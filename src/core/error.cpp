@@ -18,8 +18,19 @@ std::string_view to_string(ErrorKind kind) {
   return "unknown error";
 }
 
+// One rule for every CLI (docs/cli.md): 2 when the command or a file it names must be fixed,
+// 4 when the machine must (a file system, the store, a socket, the GPU or its driver), 3 for a bug.
 int exit_code(ErrorKind kind) {
-  return kind == ErrorKind::kInternal ? 3 : 2;
+  switch (kind) {
+    case ErrorKind::kInvalidInput:
+      return 2;
+    case ErrorKind::kInternal:
+      return 3;
+    case ErrorKind::kIo:
+    case ErrorKind::kDevice:
+      break;
+  }
+  return 4;
 }
 
 Error Error::invalid(std::string_view where, std::string_view field, std::string_view value,

@@ -34,11 +34,15 @@ void check_writable_folder(const fs::path& path, std::string_view where, std::st
         where, field, shown.string(),
         fmt::format("{} is not a folder, so nothing can be written under it", base.string()));
   }
-  if (access(base.c_str(), W_OK | X_OK) != 0) {
+  // access() answers yes to root everywhere, and /proc or a read-only mount refuse only the
+  // write itself: a folder made and removed again is the answer the real write will get.
+  std::string probe = (base / ".kareus-write-check-XXXXXX").string();
+  if (access(base.c_str(), W_OK | X_OK) != 0 || mkdtemp(probe.data()) == nullptr) {
     throw Error::invalid(
         where, field, shown.string(),
         fmt::format("cannot write in {}: {}", base.string(), std::strerror(errno)));
   }
+  fs::remove(probe, ec);
 }
 
 }  // namespace

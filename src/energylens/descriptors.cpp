@@ -12,6 +12,7 @@
 #include "kareus/core/paths.hpp"
 #include "kareus/hardware/gpu_spec.hpp"
 #include "kareus/workload/model.hpp"
+#include "kareus/workload/model_name.hpp"
 
 namespace kareus::energylens {
 namespace fs = std::filesystem;
@@ -29,9 +30,9 @@ std::string squash(std::string_view text) {
 
 fs::path find_model_config(const std::string& model) {
   if (names_config_file(model)) return model;
-  const std::string key = squash(model.substr(model.rfind('/') + 1));
+  const std::string key = workload::model_name_key(model.substr(model.rfind('/') + 1));
   for (const auto& name : workload::list_models())
-    if (squash(name) == key) return data_dir() / "models" / (name + ".json");
+    if (workload::model_name_key(name) == key) return data_dir() / "models" / (name + ".json");
   throw Error::invalid("", "model", model,
                        fmt::format("no config for it in {} (add the model's Hugging Face "
                                    "config.json there as <name>.json)",

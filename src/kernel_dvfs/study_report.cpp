@@ -5,6 +5,7 @@
 #include "kareus/core/error.hpp"
 #include "kareus/core/printable.hpp"
 #include "kareus/core/table.hpp"
+#include "kareus/core/wrap.hpp"
 #include "kareus/kernel_dvfs/study.hpp"
 
 namespace kareus::kernel_dvfs {
@@ -123,15 +124,19 @@ Json study_json(const KernelSequence& sequence, const StudyOptions& options,
 
 std::string study_text(const KernelSequence& sequence, const StudyOptions& options,
                        const StudyResult& result, bool with_plan) {
+  // Prose lines folded within kLineWidth columns, as everything the CLI prints.
   std::string out =
-      fmt::format("Per-kernel DVFS: {} ({} kernels, {} clocks {}-{} MHz)\n",
-                  printable(sequence.source), sequence.kernels.size(), sequence.clocks.size(),
-                  sequence.clocks.front().value(), sequence.clocks.back().value());
-  for (const auto& note : all_notes(sequence, result)) out += "  note: " + printable(note) + "\n";
+      wrap(fmt::format("Per-kernel DVFS: {} ({} kernels, {} clocks {}-{} MHz)",
+                       printable(sequence.source), sequence.kernels.size(), sequence.clocks.size(),
+                       sequence.clocks.front().value(), sequence.clocks.back().value()),
+           kLineWidth, "", "  ");
+  for (const auto& note : all_notes(sequence, result))
+    out += wrap(printable(note), kLineWidth, "  note: ", "    ");
   if (options.ideal)
     out += "Switching: ideal (free and instantaneous, as in Spaan et al.)\n";
   else
-    out += fmt::format("Switching: stall model, {}\n", printable(options.switching_source));
+    out += wrap("Switching: stall model, " + printable(options.switching_source), kLineWidth, "",
+                "  ");
   if (options.min_dwell.value() > 0)
     out += fmt::format("Minimum dwell: {} ms per phase\n", to_milliseconds(options.min_dwell));
   out +=

@@ -66,14 +66,15 @@ void check_unit_time(const PlanOptions& options, Seconds smallest) {
 
 void PlanRequest::check(const workload::Workload& w) const {
   const FieldCheck c(where, spellings);
-  check_with(options(), w, c);
-  // Checked before planning, which can take minutes, rather than when selecting.
+  // Checked before planning, which can take minutes, rather than when selecting; and before the
+  // workload's fit to the methods, so that a bad bound is named as itself.
   if (selection.rule == SelectionRule::kDeadline)
     c.number(selection.bound > 0 && std::isfinite(selection.bound), "deadline_s", selection.bound,
              "must be a positive number of seconds");
   if (selection.rule == SelectionRule::kEnergyBudget)
     c.number(selection.bound > 0 && std::isfinite(selection.bound), "energy_budget_j",
              selection.bound, "must be a positive number of joules");
+  check_with(options(), w, c);
 }
 
 PlanOptions PlanRequest::options() const {

@@ -283,7 +283,7 @@ std::string plan_report_html(const Json& data, const ChartLibrary& library) {
        "throughput; iso-time energy and iso-energy time vs Megatron+Perseus (docs/plan.md).</p>\n";
   h += savings_table(data);
   h += comparison_section(data);
-  h += "<h2>10-point frontier</h2>\n<p class=\"note\">The artifact's sampling, slowest "
+  h += "<h2>10-point frontier</h2>\n<p class=\"note\">The artifact's sampling, fastest "
        "first.</p>\n" +
        ten_point_table(data);
   h += fmt::format(

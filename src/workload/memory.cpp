@@ -76,6 +76,14 @@ double stage_activation_bytes(const Workload& w, int stage, int layers) {
   return bytes;
 }
 
+// " the smallest layout that fits is tp 2 x pp 1" for the end of a message, or nothing.
+std::string smallest_layout_hint(const Workload& w) {
+  const auto p = smallest_fitting_layout(w);
+  if (!p) return "";
+  return fmt::format("; the smallest layout that fits is tp {} x pp {}{}", p->tp, p->pp,
+                     p->cp == 1 && p->dp == 1 ? "" : fmt::format(" (cp {}, dp {})", p->cp, p->dp));
+}
+
 }  // namespace
 
 MemoryEstimate estimate_memory(const Workload& w) {
@@ -105,9 +113,9 @@ void require_model_states_fit(const Workload& w, const std::string& where) {
   throw Error(fmt::format(
       "{}: {} does not fit on {} x {}: its weights, gradients and Adam states need at least "
       "{:.1f} GiB per GPU even sharded over every GPU ({} B per parameter), and the GPU has "
-      "{:g} GiB; raise tp, pp or dp so that tp x cp x pp x dp >= {:g}",
+      "{:g} GiB; raise tp, pp or dp so that tp x cp x pp x dp >= {:g}{}",
       where, w.model.name, w.total_gpus(), w.gpu.name, m.lower_bound_gib, kFullyShardedStateBytes,
-      m.capacity_gib, gpus_needed));
+      m.capacity_gib, gpus_needed, smallest_layout_hint(w)));
 }
 
 std::string memory_warning(const Workload& w) {
@@ -117,10 +125,31 @@ std::string memory_warning(const Workload& w) {
       "warning: {} on {} (TP{} CP{} PP{} DP{}) probably does not fit: stage {} needs about "
       "{:.1f} GiB per GPU ({:.1f} GiB of model states under Megatron's distributed optimizer, "
       "{:.1f} GiB of activations) and the GPU has {:g} GiB; raise tp, pp or dp, recompute "
-      "activations, or shorten the microbatch",
+      "activations, or shorten the microbatch{}",
       w.model.name, w.gpu.name, w.parallelism.tp, w.parallelism.cp, w.parallelism.pp,
       w.parallelism.dp, m.stage, m.estimate_gib(), m.model_states_gib, m.activations_gib,
-      m.capacity_gib);
+      m.capacity_gib, smallest_layout_hint(w));
+}
+
+std::optional<Parallelism> smallest_fitting_layout(const Workload& w) {
+  const auto& m = w.model;
+  const int widest_tp = std::max(1, w.parallelism.gpus_per_node / w.parallelism.cp);
+  for (int gpus = 1; gpus <= widest_tp * m.num_hidden_layers; ++gpus) {
+    for (int tp = std::min(gpus, widest_tp); tp >= 1; --tp) {
+      const int pp = gpus / tp;
+      if (gpus % tp != 0 || pp > m.num_hidden_layers) continue;
+      // make_workload's rules for tp (workload.cpp).
+      if (m.num_attention_heads % tp != 0) continue;
+      if (m.num_key_value_heads % tp != 0 && tp % m.num_key_value_heads != 0) continue;
+      Workload candidate = w;
+      candidate.parallelism.tp = tp;
+      candidate.parallelism.pp = pp;
+      candidate.parallelism.layer_split.clear();
+      const MemoryEstimate e = estimate_memory(candidate);
+      if (e.lower_bound_fits() && e.estimate_fits()) return candidate.parallelism;
+    }
+  }
+  return std::nullopt;
 }
 
 Json to_json(const MemoryEstimate& m) {

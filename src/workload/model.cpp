@@ -1,13 +1,18 @@
 #include "kareus/workload/model.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
 
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
+#include "kareus/core/nearest.hpp"
 #include "kareus/core/paths.hpp"
+#include "kareus/workload/model_name.hpp"
 
 namespace kareus::workload {
 namespace fs = std::filesystem;
@@ -38,21 +43,53 @@ double ModelConfig::active_parameters() const {
          embedding_parameters();
 }
 
+std::string model_name_key(std::string_view name) {
+  std::string key;
+  for (const char c : name)
+    if (c != '-' && c != '_' && c != ' ')
+      key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return key;
+}
+
+// A path (ending in .json or holding a '/') is read as an HF config; anything else is a
+// catalogue name in any of its spellings (model_name_key).
 ModelConfig load_model(const std::string& name_or_path) {
   fs::path path = name_or_path;
-  if (path.extension() != ".json") path = data_dir() / "models" / (name_or_path + ".json");
-  // A name too long for the file system is an unknown name, not an exception.
   std::error_code missing;
-  if (!fs::exists(path, missing)) {
-    // Not a catalogue name (a folder may share one, e.g. an earlier plan's --out).
-    if (fs::is_directory(name_or_path, missing))
+  if (path.extension() == ".json" || name_or_path.find('/') != std::string::npos) {
+    if (!fs::exists(path, missing))
+      throw Error::invalid("", "model", name_or_path,
+                           "file not found (a path to an HF config.json, or a model name from "
+                           "`kareus models`)");
+    if (fs::is_directory(path, missing))
       throw Error::invalid("", "model", name_or_path,
                            "is a folder; give the config.json in it (an HF config) or a model "
                            "name (kareus models)");
-    std::string known;
-    for (const auto& n : list_models()) known += (known.empty() ? "" : ", ") + n;
-    throw Error::invalid("", "model", name_or_path,
-                         "unknown model; known: " + known + " (or a path to an HF config.json)");
+  } else {
+    // The catalogue's name for the one typed: "Llama-3.2-3B" is llama3.2-3b.
+    const std::vector<std::string> names = list_models();
+    const std::string key = model_name_key(name_or_path);
+    const auto it = std::find_if(names.begin(), names.end(),
+                                 [&](const std::string& n) { return model_name_key(n) == key; });
+    if (it == names.end()) {
+      // A folder may share a name with nothing in the catalogue, e.g. an earlier plan's --out.
+      if (fs::is_directory(name_or_path, missing))
+        throw Error::invalid("", "model", name_or_path,
+                             "is a folder; give the config.json in it (an HF config) or a model "
+                             "name (kareus models)");
+      // Nearest by key, so that a slip is not counted twice for a '-' the names differ in.
+      std::vector<std::string> keys;
+      for (const auto& n : names) keys.push_back(model_name_key(n));
+      const std::string near_key = nearest_name(key, keys);
+      const std::string near =
+          near_key.empty() ? ""
+                           : names[std::find(keys.begin(), keys.end(), near_key) - keys.begin()];
+      throw Error::invalid("", "model", name_or_path,
+                           fmt::format("unknown model; {}`kareus models` lists the catalogue (or "
+                                       "give a path to an HF config.json)",
+                                       near.empty() ? "" : "did you mean " + near + "? "));
+    }
+    path = data_dir() / "models" / (*it + ".json");
   }
   const auto doc = JsonDocument::load_file(path);
   return model_from_json(doc.root(), path.stem().string() == "config"

@@ -24,6 +24,8 @@ struct Case {
   std::string args;
   std::vector<std::pair<std::string, std::string>> files;  // name in the case folder, content
   std::vector<std::string> expect;                         // fragments stderr must contain
+  // gtest would otherwise print the struct's raw bytes into ctest's test names.
+  friend void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 };
 
 void replace_all(std::string& text, const std::string& from, const std::string& to) {

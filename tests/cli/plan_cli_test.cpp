@@ -251,11 +251,12 @@ TEST(PlanCli, BadInputGivesOneLineExitCode2AndNoFiles) {
 }
 
 // A refused plan must not create the measurement store either (it lives in the user's cache).
+// Asked for a nanobatch method; without --methods the plan leaves them out (first_contact test).
 TEST(PlanCli, OddMicrobatchIsRefusedBeforeTheStoreIsCreated) {
   const auto cache = kTmp / "odd_mbs_cache";
   fs::remove_all(cache);
   const testing::BadInput c{
-      "plan --model llama3.2-3b --tp 8 --pp 2 --microbatches 4 --quiet --db " +
+      "plan --model llama3.2-3b --tp 8 --pp 2 --microbatches 4 --methods kareus --quiet --db " +
           (cache / "store.sqlite").string(),
       "set --mbs or microbatch_size to an even number"};
   testing::expect_rejected(KAREUS_BINARY, c);

@@ -18,8 +18,9 @@ TEST(Error, KindDefaultsToInvalidInputAndFactoriesSetTheirs) {
 // The CLI contract: 2 for anything the user can act on, 3 for a bug.
 TEST(Error, ExitCodesAndNames) {
   EXPECT_EQ(exit_code(ErrorKind::kInvalidInput), 2);
-  EXPECT_EQ(exit_code(ErrorKind::kIo), 2);
-  EXPECT_EQ(exit_code(ErrorKind::kDevice), 2);
+  // The machine's to fix, not the command's (docs/cli.md).
+  EXPECT_EQ(exit_code(ErrorKind::kIo), 4);
+  EXPECT_EQ(exit_code(ErrorKind::kDevice), 4);
   EXPECT_EQ(exit_code(ErrorKind::kInternal), 3);
   EXPECT_EQ(to_string(ErrorKind::kInvalidInput), "invalid input");
   EXPECT_EQ(to_string(ErrorKind::kIo), "I/O error");

@@ -168,7 +168,7 @@ std::vector<Sample> run_rows(const Params& truth, double noise, std::uint64_t se
   DescriptorCache cache;
   std::vector<Sample> rows;
   double level = 1.0;
-  for (const char* model : {"llama-3.2-1b", "llama3.2-3b", "meta-llama-3.1-8b-instruct"}) {
+  for (const char* model : {"llama3.2-1b", "llama3.2-3b", "meta-llama-3.1-8b-instruct"}) {
     level *= 2.0;
     for (double metered : {1.0, 4.0})
       for (double batch : {8.0, 32.0, 128.0})

@@ -82,7 +82,7 @@ Dataset descriptor_grid(const Params& shape, const ScaleVector& kappa, double ta
   std::size_t line = 2;
   DescriptorCache cache;
   for (const char* model :
-       {"llama-3.2-1b", "llama3.2-3b", "meta-llama-3.1-8b-instruct", "gemma-2-9b-it",
+       {"llama3.2-1b", "llama3.2-3b", "meta-llama-3.1-8b-instruct", "gemma-2-9b-it",
         "codellama-13b-hf", "gemma-2-27b-it", "codellama-34b-hf", "mixtral-8x7b-instruct-v0.1",
         "meta-llama-3.1-70b-instruct", "mistral-large-instruct-2407"}) {
     for (const char* gpu : {"a100-sxm4-40gb", "h100-sxm", "h100-nvl", "a40"}) {

@@ -2,6 +2,8 @@
 # The Debian package as a user installs it: `cpack -G DEB` builds it from the build tree, then
 # `dpkg -i` installs it, maintainer scripts included, into a throwaway root (an overlay of this
 # machine's root in a private mount namespace, the source and build trees hidden), where it checks
+# what the package holds (stripped binaries, Debian's machine-readable copyright, a real
+# Maintainer, Depends on the shared libraries) and that lintian finds no error in it, then
 # the installed `kareus --version`, a plan from the installed catalogue, `systemd-analyze verify`
 # of the installed unit, and kareusd started as that unit starts it (its RuntimeDirectory made,
 # its ExecStart run, against the fake NVML): the socket in group kareus, a member of the group
@@ -44,6 +46,30 @@ step "cpack -G DEB"
 deb=$(find "$work/deb" -maxdepth 1 -name 'kareus_*.deb' | head -n 1)
 [ -n "$deb" ] || fail "cpack made no kareus_*.deb"
 version=$(dpkg-deb -f "$deb" Version)
+
+step "package contents and lintian"
+mkdir "$work/contents"
+dpkg-deb -x "$deb" "$work/contents"
+library=$(find "$work/contents/usr/lib" -name 'libkareus.so*' -type f | head -n 1)
+[ -n "$library" ] || fail "no libkareus.so in the package"
+for binary in "$work/contents/usr/bin/kareus" "$work/contents/usr/bin/kareusd" "$library"; do
+  [ -f "$binary" ] || fail "no ${binary#"$work/contents"} in the package"
+  readelf -S "$binary" >"$work/sections.txt"
+  if grep -q '\.debug_' "$work/sections.txt"; then fail "${binary#"$work/contents"} is not stripped"; fi
+done
+copyright=$work/contents/usr/share/doc/kareus/copyright
+[ -f "$copyright" ] || fail "no /usr/share/doc/kareus/copyright"
+head -n 1 "$copyright" | grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' ||
+  fail "copyright is not in Debian's machine-readable format"
+maintainer=$(dpkg-deb -f "$deb" Maintainer)
+case "$maintainer" in *localhost*) fail "Maintainer is $maintainer" ;; esac
+dpkg-deb -f "$deb" Depends | grep -q 'libc6' || fail "Depends lacks the shared libraries: $(dpkg-deb -f "$deb" Depends)"
+command -v lintian >/dev/null || fail "no lintian (scripts/setup.sh installs it)"
+lintian --allow-root "$deb" >"$work/lintian.log" 2>&1 || true
+if grep -q '^E: ' "$work/lintian.log"; then
+  grep '^E: ' "$work/lintian.log" >&2
+  fail "lintian reports errors"
+fi
 
 # The throwaway root: this machine's root under a writable overlay held in memory, with /proc,
 # /dev and /sys, and tmpfs over the folders that hold the source and build trees, so that the

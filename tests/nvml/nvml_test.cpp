@@ -154,6 +154,8 @@ TEST(Nvml, RejectsBadArgumentsBeforeOrAtTheLibrary) {
 struct InjectedCase {
   const char* function;
   std::function<void(const Nvml&)> call;
+  // gtest would otherwise print the struct's raw bytes into ctest's test names.
+  friend void PrintTo(const InjectedCase& c, std::ostream* os) { *os << c.function; }
 };
 
 class InjectedError : public ::testing::TestWithParam<InjectedCase> {};

@@ -15,7 +15,7 @@ fail() { echo "setup_cli_test: $*" >&2; exit 1; }
 cli=$("$source_dir/scripts/setup.sh" --print-packages --cli 2>/dev/null)
 all=$("$source_dir/scripts/setup.sh" --print-packages 2>/dev/null)
 for p in libgtest-dev libgmock-dev libbenchmark-dev libpagmo-dev libboost-dev pybind11-dev \
-  python3-dev python3-pytest python3-torch libopenmpi-dev chromium clang clang-format; do
+  python3-dev python3-pytest python3-torch libopenmpi-dev chromium clang clang-format lintian; do
   grep -qx "$p" <<<"$cli" && fail "make demo would install $p"
   grep -qx "$p" <<<"$all" || [ "$p" = clang ] || fail "make test would not install $p"
 done

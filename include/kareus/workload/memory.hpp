@@ -3,6 +3,7 @@
 // heaviest pipeline stage (reported, and warned about when above the capacity).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "kareus/core/json.hpp"
@@ -35,6 +36,11 @@ void require_model_states_fit(const Workload& w, const std::string& where);
 // One line for stderr when the estimate exceeds the capacity but the lower bound does not;
 // empty otherwise.
 std::string memory_warning(const Workload& w);
+
+// The layout with the fewest GPUs per pipeline (tp x pp; cp and dp as in `w`) whose estimate fits,
+// with the widest tensor parallelism within a node first; nullopt when none does. The layer
+// split is the default one.
+std::optional<Parallelism> smallest_fitting_layout(const Workload& w);
 
 // {"capacity_gib", "lower_bound_gib", "estimate_gib", "stage", "model_states_gib",
 // "activations_gib", "fits"}.

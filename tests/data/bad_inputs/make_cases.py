@@ -551,14 +551,12 @@ sched_bounds = {
 for name, content in sched_bounds.items():
     case(f"schedule_{name}", "run-schedule --schedule {dir}/s.json --dry-run", "s.json",
          files={"s.json": content})
-case("schedule_daemon_without_nvml", "run-schedule --schedule {data}/runtime/two_stages.json "
-     "--stage 0 --hold-ms 1 --daemon {dir}/none.sock", "cannot connect to kareusd")
 case("plan_switch_latency_bound", f"plan {W} --no-db --switch-latency-ms {{v}}",
      ["--switch-latency-ms", "one minute"], values=["1e300", "60001"])
 
 # Arguments themselves.
-case("no_subcommand", "", "subcommand")
-case("unknown_subcommand", "simulat", "subcommand")
+case("no_subcommand", "", "no command given")
+case("unknown_subcommand", "simulat", "unknown command simulat; did you mean simulate?")
 case("devices_extra", "devices --gpu 0", "--gpu")
 
 with open(os.path.join(os.path.dirname(__file__), "cases.json"), "w") as f:
