@@ -18,7 +18,7 @@ the first wrong instruction instead of running at the wrong clocks.
 """
 
 import os
-import signal
+import socket
 import sys
 import warnings
 
@@ -29,10 +29,6 @@ from ._kareus import (EnergyMonitor, Error, FrequencyController, Schedule, load_
                       nvml_index_of_cuda_device, nvml_index_of_uuid)
 
 __all__ = ["PipelineStage", "decisions_beyond_clocks", "nvml_gpu_of", "stage_for_rank"]
-
-# Signals the controller restores the clocks on (src/runtime/restore_on_signal.cpp).
-_RESTORE_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
-
 
 def nvml_gpu_of(cuda_device):
     """The NVML index of CUDA device `cuda_device` (an int, "cuda:N" or torch.device).
@@ -90,6 +86,29 @@ def decisions_beyond_clocks(schedule, stage):
     return found
 
 
+def _stream_of(cuda_device):
+    """The handle of the current CUDA stream of the stage's device, or None without CUDA."""
+    if not torch.cuda.is_available():
+        return None
+    index = cuda_device if isinstance(cuda_device, int) else torch.device(cuda_device).index
+    return torch.cuda.current_stream(index).cuda_stream
+
+
+def _ranks_sharing_gpu(nvml_gpu):
+    """This rank and the other ranks of the job on its GPU (same host, same NVML index), from
+    every rank's answer (a collective), or nothing without torch.distributed."""
+    import torch.distributed as dist
+    if not (dist.is_available() and dist.is_initialized()):
+        return {}
+    mine = (socket.gethostname(), nvml_gpu)
+    everyone = [None] * dist.get_world_size()
+    dist.all_gather_object(everyone, mine)
+    rank = dist.get_rank()
+    return {"rank": rank,
+            "ranks_sharing_gpu": [r for r, where in enumerate(everyone)
+                                  if r != rank and tuple(where) == mine]}
+
+
 def _inside_reentrant_checkpoint():
     """Whether the module is being called from torch.utils.checkpoint's reentrant function
     (CheckpointFunction.forward, under no_grad, or its backward's re-run). Only the few frames
@@ -134,13 +153,22 @@ class PipelineStage:
         nanobatch overlap (execution, launch slots, SM counts). Without it a schedule that
         decides more than clocks is refused, unless allow_partial=True, which runs its clocks
         only and warns naming what is ignored.
+    tp, cp, dp, model, recompute: the job's tensor-, context- and data-parallel sizes, model
+        (catalogue id) and recompute mode ("full" or "none"), checked against the schedule's
+        workload; None leaves one unchecked. virtual_pipeline_stages: Megatron's model chunks per
+        pipeline rank; above 1 (interleaved 1F1B) is refused, as is a list of chunks as `module`.
+    check_gpu_sharing: with torch.distributed initialized, every rank of the job constructs its
+        PipelineStage (a collective) and two ranks on one GPU are refused.
+    at_gpu_position: with CUDA, each clock change lands when the GPU reaches its instruction on
+        the current stream of the stage's device (a host function on the stream; the training
+        loop never waits); False: when the hook runs on the host, which CUDA lets run ahead.
     lock_memory_clock: lock the GPU's memory clock at its maximum for the job, as Zeus does
         (NVML only; restored with the SM clocks).
     daemon_socket: kareusd's socket, for processes without the right to set clocks (None: NVML).
     measure_energy: open an EnergyMonitor window per iteration over `monitor_gpus` (default
         [gpu]); `measurements` holds one kareus.EnergyMeasurement per completed iteration.
-    restore_on_signals: reset the clocks on SIGINT, SIGTERM, SIGHUP or SIGQUIT before Python sees
-        the signal (a signal Python ignores, such as SIGPIPE, stays ignored).
+    restore_on_signals: reset the clocks on SIGINT, SIGTERM, SIGHUP or SIGQUIT, then hand the
+        signal to the program's handler (a signal the program ignores stays ignored).
 
     Forwards run under torch.no_grad() (evaluation) are not training instructions and are
     ignored. Activation recomputation inside the module re-runs inner modules only, so it does
@@ -149,22 +177,31 @@ class PipelineStage:
 
     def __init__(self, module, schedule, stage, *, gpu=0, nvml_gpu=None, daemon_socket=None,
                  measure_energy=True, monitor_gpus=None, restore_on_signals=True,
-                 microbatches=0, pipeline_stages=0, layers=None, allow_partial=False,
-                 lock_memory_clock=False):
+                 microbatches=0, pipeline_stages=0, tp=None, cp=None, dp=None, model=None,
+                 recompute=None, virtual_pipeline_stages=None, check_gpu_sharing=True,
+                 layers=None, allow_partial=False, lock_memory_clock=False,
+                 at_gpu_position=True):
         if not isinstance(schedule, Schedule):
             schedule = load_schedule(os.fspath(schedule))
-        stage_for_rank(schedule, stage, pipeline_stages or None)
+        if isinstance(module, (list, tuple, torch.nn.ModuleList)) and len(module) > 1:
+            virtual_pipeline_stages = max(virtual_pipeline_stages or 0, len(module))
+        stage_for_rank(schedule, stage)  # the pipeline size is checked with the rest below
         self.schedule = schedule
         self.stage = stage
         self.instructions = schedule.stages[stage].instructions
         self.ignored = self._check_enforceable(layers, allow_partial)
+        cuda_device = gpu
         gpu = nvml_gpu if nvml_gpu is not None else nvml_gpu_of(gpu)
         self.gpu = gpu
+        job = {"tp": tp, "cp": cp, "dp": dp, "model": model, "recompute": recompute,
+               "virtual_pipeline_stages": virtual_pipeline_stages}
+        if check_gpu_sharing:
+            job.update(_ranks_sharing_gpu(gpu))
         self.controller = FrequencyController(
             schedule, stage, gpu=gpu, daemon_socket=daemon_socket,
-            restore_on_signals=restore_on_signals and self._signals_are_ours(),
-            pipeline_stages=pipeline_stages, microbatches=microbatches,
-            lock_memory_clock=lock_memory_clock)
+            restore_on_signals=restore_on_signals, pipeline_stages=pipeline_stages,
+            microbatches=microbatches, lock_memory_clock=lock_memory_clock,
+            cuda_stream=_stream_of(cuda_device) if at_gpu_position else None, job=job)
         self.current_instruction = None
         self._position = 0
         if layers is not None:
@@ -253,22 +290,6 @@ class PipelineStage:
         warnings.warn(f"kareus.torch: running the clocks of stage {self.stage} only; ignored: "
                       f"{what}", RuntimeWarning, stacklevel=3)
         return decisions
-
-    @staticmethod
-    def _signals_are_ours():
-        """False when the program ignores or handles one of the restore signals itself (a
-        trainer that checkpoints on SIGINT, SIGINT of a background job): resetting the clocks
-        there would leave a job running that its next forward then fails."""
-        for name in _RESTORE_SIGNALS:
-            number = getattr(signal, name, None)
-            if number is None:
-                continue
-            handler = signal.getsignal(number)
-            if handler is signal.SIG_IGN:
-                return False
-            if callable(handler) and handler is not signal.default_int_handler:
-                return False
-        return True
 
     def _advance(self, microbatch, direction):
         self.controller.on_instruction_begin(self.stage, microbatch, direction)

@@ -3,6 +3,7 @@
 // keep running.
 #include <pybind11/stl.h>
 
+#include <cstdint>
 #include <optional>
 
 #include "bindings.hpp"
@@ -11,16 +12,52 @@
 #include "kareus/runtime/device_map.hpp"
 #include "kareus/runtime/energy_monitor.hpp"
 #include "kareus/runtime/frequency_controller.hpp"
+#include "kareus/runtime/gpu_queue.hpp"
 
 namespace kareus::python {
 namespace {
 
 using runtime::FrequencyController;
 
-std::unique_ptr<FrequencyController> make_controller(
-    const Schedule& schedule, int stage, unsigned gpu, const std::optional<std::string>& daemon,
-    bool restore_on_signals, int pipeline_stages, int microbatches, bool check_gpu_model,
-    bool partition_clocks, bool lock_memory_clock) {
+// The job's description, as PipelineStage and FrequencyController take it (docs/python.md).
+runtime::JobShape job_shape(const py::dict& job) {
+  runtime::JobShape shape;
+  for (const auto& [key, value] : job) {
+    const std::string name = py::str(key);
+    if (value.is_none()) continue;
+    if (name == "pipeline_stages")
+      shape.pipeline_stages = value.cast<int>();
+    else if (name == "microbatches")
+      shape.microbatches = value.cast<int>();
+    else if (name == "tp")
+      shape.tp = value.cast<int>();
+    else if (name == "cp")
+      shape.cp = value.cast<int>();
+    else if (name == "dp")
+      shape.dp = value.cast<int>();
+    else if (name == "model")
+      shape.model = value.cast<std::string>();
+    else if (name == "recompute")
+      shape.recompute = value.cast<std::string>();
+    else if (name == "virtual_pipeline_stages")
+      shape.virtual_pipeline_stages = value.cast<int>();
+    else if (name == "rank")
+      shape.rank = value.cast<int>();
+    else if (name == "ranks_sharing_gpu")
+      shape.ranks_sharing_gpu = value.cast<std::vector<int>>();
+    else
+      throw Error::invalid("FrequencyController", "job", name,
+                           "pipeline_stages, microbatches, tp, cp, dp, model, recompute, "
+                           "virtual_pipeline_stages, rank, ranks_sharing_gpu");
+  }
+  return shape;
+}
+
+std::unique_ptr<FrequencyController> make_controller(const Schedule& schedule, int stage,
+                                                     unsigned gpu,
+                                                     const std::optional<std::string>& daemon,
+                                                     runtime::ControllerOptions options,
+                                                     std::optional<std::uintptr_t> cuda_stream) {
   std::unique_ptr<runtime::ClockBackend> backend;
   if (daemon)
     backend = std::make_unique<runtime::DaemonClockBackend>(
@@ -28,13 +65,7 @@ std::unique_ptr<FrequencyController> make_controller(
   else
     backend =
         std::make_unique<runtime::NvmlClockBackend>(std::make_shared<const nvml::Nvml>(), gpu);
-  runtime::ControllerOptions options;
-  options.restore_on_signals = restore_on_signals;
-  options.pipeline_stages = pipeline_stages;
-  options.microbatches = microbatches;
-  options.check_gpu_model = check_gpu_model;
-  options.partition_clocks = partition_clocks;
-  options.lock_memory_clock = lock_memory_clock;
+  if (cuda_stream) options.gpu_queue = runtime::cuda_stream_queue(*cuda_stream);
   return std::make_unique<FrequencyController>(schedule, stage, std::move(backend), options);
 }
 
@@ -43,28 +74,57 @@ std::unique_ptr<FrequencyController> make_controller(
 void bind_runtime(py::module_& m) {
   using release = py::call_guard<py::gil_scoped_release>;
 
-  py::class_<runtime::ControllerStats>(m, "ControllerStats")
-      .def_readonly("instructions", &runtime::ControllerStats::instructions)
-      .def_readonly("clock_changes", &runtime::ControllerStats::clock_changes)
-      .def_readonly("skipped", &runtime::ControllerStats::skipped);
+  using Stats = runtime::ControllerStats;
+  py::class_<Stats>(m, "ControllerStats")
+      .def_readonly("instructions", &Stats::instructions)
+      .def_readonly("clock_changes", &Stats::clock_changes)
+      .def_readonly("skipped", &Stats::skipped)
+      .def_readonly("applied", &Stats::applied)
+      .def_property_readonly("max_lead_s", [](const Stats& s) { return s.max_lead.value(); })
+      .def_property_readonly("max_lateness_s",
+                             [](const Stats& s) { return s.max_lateness.value(); })
+      .def_property_readonly("mean_lateness_s", [](const Stats& s) {
+        return s.applied ? s.total_lateness.value() / static_cast<double>(s.applied) : 0.0;
+      });
 
   py::class_<FrequencyController>(
       m, "FrequencyController",
       "Applies one stage's schedule clocks on one GPU; a context manager that restores the "
       "default clocks on exit.")
-      .def(
-          py::init(&make_controller), py::arg("schedule"), py::arg("stage"), py::kw_only(),
-          py::arg("gpu") = 0u, py::arg("daemon_socket") = py::none(),
-          py::arg("restore_on_signals") = runtime::ControllerOptions{}.restore_on_signals,
-          py::arg("pipeline_stages") = 0, py::arg("microbatches") = 0,
-          py::arg("check_gpu_model") = runtime::ControllerOptions{}.check_gpu_model,
-          py::arg("partition_clocks") = runtime::ControllerOptions{}.partition_clocks,
-          py::arg("lock_memory_clock") = runtime::ControllerOptions{}.lock_memory_clock, release(),
-          "Checks the job shape (pipeline_stages, microbatches; 0: unchecked), the GPU model and "
-          "every clock of the stage against the GPU before any clock changes. daemon_socket: "
-          "kareusd's socket (None: NVML in this process). partition_clocks: apply "
-          "step_clocks_mhz, reported with on_instruction_step (otherwise such a schedule is "
-          "refused). lock_memory_clock: memory clock at its maximum until the clocks are restored.")
+      .def(py::init([](const Schedule& schedule, int stage, unsigned gpu,
+                       const std::optional<std::string>& daemon, bool restore_on_signals,
+                       int pipeline_stages, int microbatches, bool check_gpu_model,
+                       bool partition_clocks, bool lock_memory_clock,
+                       std::optional<std::uintptr_t> cuda_stream, const py::dict& job) {
+             runtime::ControllerOptions options;
+             options.restore_on_signals = restore_on_signals;
+             options.job = job_shape(job);
+             if (pipeline_stages) options.job.pipeline_stages = pipeline_stages;
+             if (microbatches) options.job.microbatches = microbatches;
+             options.check_gpu_model = check_gpu_model;
+             options.partition_clocks = partition_clocks;
+             options.lock_memory_clock = lock_memory_clock;
+             py::gil_scoped_release unlocked;
+             return make_controller(schedule, stage, gpu, daemon, std::move(options), cuda_stream);
+           }),
+           py::arg("schedule"), py::arg("stage"), py::kw_only(), py::arg("gpu") = 0u,
+           py::arg("daemon_socket") = py::none(),
+           py::arg("restore_on_signals") = runtime::ControllerOptions{}.restore_on_signals,
+           py::arg("pipeline_stages") = 0, py::arg("microbatches") = 0,
+           py::arg("check_gpu_model") = runtime::ControllerOptions{}.check_gpu_model,
+           py::arg("partition_clocks") = runtime::ControllerOptions{}.partition_clocks,
+           py::arg("lock_memory_clock") = runtime::ControllerOptions{}.lock_memory_clock,
+           py::arg("cuda_stream") = py::none(), py::arg("job") = py::dict(),
+           "Checks the job shape (pipeline_stages, microbatches; 0: unchecked; job: a dict of "
+           "tp, cp, dp, model, recompute, virtual_pipeline_stages, rank, ranks_sharing_gpu), the "
+           "GPU model and every clock of the stage against the GPU before any clock changes, and "
+           "reports every mismatch in one kareus.Error. daemon_socket: kareusd's socket (None: "
+           "NVML in this process). cuda_stream: a CUDA stream handle "
+           "(torch.cuda.current_stream().cuda_stream): each clock change then lands when the GPU "
+           "reaches its instruction on that stream (None: when the host reaches it). "
+           "partition_clocks: apply step_clocks_mhz, reported with on_instruction_step (otherwise "
+           "such a schedule is refused). lock_memory_clock: memory clock at its maximum until the "
+           "clocks are restored.")
       .def_property_readonly("stage", &FrequencyController::stage)
       .def("on_instruction_begin", &FrequencyController::on_instruction_begin, py::arg("stage"),
            py::arg("microbatch"), py::arg("direction"), release(),

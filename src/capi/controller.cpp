@@ -45,8 +45,8 @@ kareus_status kareus_controller_create(const kareus_schedule* schedule, int stag
     if (options) o = *options;
     runtime::ControllerOptions co;
     co.restore_on_signals = o.restore_on_signals != 0;
-    co.pipeline_stages = o.pipeline_stages;
-    co.microbatches = o.microbatches;
+    co.job.pipeline_stages = o.pipeline_stages;
+    co.job.microbatches = o.microbatches;
     co.check_gpu_model = o.check_gpu_model != 0;
     co.partition_clocks = o.partition_clocks != 0;
     co.lock_memory_clock = o.lock_memory_clock != 0;

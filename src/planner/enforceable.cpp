@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <utility>
 #include <vector>
 
 #include "kareus/core/error.hpp"
@@ -42,8 +43,13 @@ Method best_enforceable_method(const PlanResult& plan, Enforceable e,
     } catch (const Error&) {
       continue;  // no point of this method meets the rule; another one may
     }
-    const bool better = !best_point || (deadline ? point->energy < best_point->energy
-                                                 : point->time < best_point->time);
+    // The rule's own measure first; a tie goes to the other one (Perseus at Megatron's clocks
+    // runs exactly as fast for less energy).
+    const auto key = [&](const IterationPoint* p) {
+      const double time = p->time.value(), energy = p->energy.value();
+      return deadline ? std::pair(energy, time) : std::pair(time, energy);
+    };
+    const bool better = !best_point || key(point) < key(best_point);
     if (better) {
       best = method;
       best_point = point;

@@ -62,6 +62,7 @@ unsigned nvml_index_of_cuda_device(int cuda_index, const std::optional<std::stri
   if (cuda_index < 0)
     throw Error::invalid("gpu", "cuda device", std::to_string(cuda_index), "an index >= 0");
   std::vector<unsigned> devices;
+  std::optional<std::string> stopped_at;  // the entry that names no GPU, where CUDA stops
   if (!visible) {
     for (unsigned i = 0; i < uuids.size(); ++i) devices.push_back(i);
   } else {
@@ -71,19 +72,31 @@ unsigned nvml_index_of_cuda_device(int cuda_index, const std::optional<std::stri
       const std::string entry = trim(
           visible->substr(start, comma == std::string::npos ? std::string::npos : comma - start));
       const auto index = resolve(entry, uuids);
-      if (!index) break;
+      if (!index) {
+        stopped_at = entry;
+        break;
+      }
       devices.push_back(*index);
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
   }
   if (static_cast<std::size_t>(cuda_index) >= devices.size()) {
-    throw Error::invalid(
-        "gpu", "cuda device", std::to_string(cuda_index),
-        fmt::format("one of the {} CUDA device(s) CUDA_VISIBLE_DEVICES={} makes visible (NVML "
-                    "devices {})",
-                    devices.size(), visible ? "\"" + *visible + "\"" : "(unset)",
-                    fmt::join(devices, ", ")));
+    const std::string list = visible ? "\"" + *visible + "\"" : "(unset)";
+    const std::string visible_part =
+        devices.empty()
+            ? "none"
+            : fmt::format("{} (NVML device(s) {})", devices.size(), fmt::join(devices, ", "));
+    const std::string why =
+        stopped_at ? fmt::format(
+                         "; its entry \"{}\" names no GPU of this machine (NVML devices 0..{}, "
+                         "or their GPU- UUIDs), and CUDA ignores the list from there",
+                         *stopped_at, static_cast<int>(uuids.size()) - 1)
+                   : std::string();
+    throw Error::invalid("gpu", "cuda device", std::to_string(cuda_index),
+                         fmt::format("one of the CUDA devices CUDA_VISIBLE_DEVICES={} makes "
+                                     "visible: {}{}",
+                                     list, visible_part, why));
   }
   return devices[static_cast<std::size_t>(cuda_index)];
 }

@@ -67,7 +67,24 @@ void reset_or_report(ClockBackend& backend, bool& locked, void (ClockBackend::*r
   }
 }
 
+Seconds seconds_between(AppliedClock::Time from, AppliedClock::Time to) {
+  return Seconds(std::chrono::duration<double>(to - from).count());
+}
+
 }  // namespace
+
+// A marker on the GPU's queue. The GpuQueue's thread sets `reached`, possibly after the
+// controller is gone, so markers and their board are shared with the callbacks.
+struct FrequencyController::Marker {
+  bool reached = false;
+  AppliedClock::Time at;
+};
+
+struct FrequencyController::MarkerBoard {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool abandoned = false;  // the controller stopped: nobody waits for markers any more
+};
 
 FrequencyController::FrequencyController(const Schedule& schedule, int stage,
                                          std::unique_ptr<ClockBackend> backend,
@@ -75,10 +92,12 @@ FrequencyController::FrequencyController(const Schedule& schedule, int stage,
     : instructions_(stage_of(schedule, stage).instructions),
       stage_(stage),
       backend_(std::move(backend)),
-      options_(options) {
+      options_(std::move(options)),
+      board_(std::make_shared<MarkerBoard>()) {
   // Everything is checked before the worker exists, so a refused schedule changes no clock.
-  check_job(schedule, {options.pipeline_stages, options.microbatches,
-                       options.check_gpu_model ? backend_->gpu_name() : std::string()});
+  JobShape job = options_.job;
+  job.gpu_name = options_.check_gpu_model ? backend_->gpu_name() : std::string();
+  check_job(schedule, job);
   check_step_clocks(stage_of(schedule, stage), options_);
   check_supported(stage_of(schedule, stage), *backend_);
   if (options_.lock_memory_clock) {
@@ -125,17 +144,20 @@ void FrequencyController::worker_loop() {
   for (;;) {
     wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;
-    const MHz clock = queue_.front();
+    const Pending pending = queue_.front();
     queue_.pop_front();
     busy_ = true;
     lock.unlock();
     std::exception_ptr failure;
-    {
+    AppliedClock::Time reached;
+    if (wait_for_gpu(pending, reached)) {
       std::lock_guard<std::mutex> backend_lock(backend_mutex_);
       if (!restored_) {
         try {
           locked_ = true;  // a failed set may still have changed the clock
-          backend_->set_sm_clock(clock);
+          backend_->set_sm_clock(pending.clock);
+          record_applied(
+              {pending.clock, pending.requested, reached, std::chrono::steady_clock::now()});
         } catch (...) {
           failure = std::current_exception();
         }
@@ -151,6 +173,27 @@ void FrequencyController::worker_loop() {
   }
 }
 
+bool FrequencyController::wait_for_gpu(const Pending& pending, AppliedClock::Time& reached) {
+  if (!pending.marker) {
+    reached = pending.requested;
+    return true;
+  }
+  std::unique_lock<std::mutex> lock(board_->mutex);
+  board_->changed.wait(lock, [&] { return pending.marker->reached || board_->abandoned; });
+  reached = pending.marker->at;
+  return pending.marker->reached && !board_->abandoned;
+}
+
+void FrequencyController::record_applied(const AppliedClock& applied) {
+  const Seconds lead = seconds_between(applied.requested, applied.reached);
+  const Seconds lateness = seconds_between(applied.reached, applied.applied);
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++stats_.applied;
+  stats_.max_lead = std::max(stats_.max_lead, lead);
+  stats_.max_lateness = std::max(stats_.max_lateness, lateness);
+  stats_.total_lateness += lateness;
+}
+
 void FrequencyController::throw_if_failed() const {
   if (!failure_) return;
   try {
@@ -161,14 +204,30 @@ void FrequencyController::throw_if_failed() const {
   }
 }
 
-void FrequencyController::on_instruction_begin(int stage, int microbatch,
-                                               const std::string& direction) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  throw_if_failed();
+void FrequencyController::throw_if_stopped() const {
   if (stopping_) {
     throw Error(fmt::format(
         "frequency controller: stage {} was stopped and its default clocks restored", stage_));
   }
+}
+
+bool FrequencyController::released_locked() {
+  if (released_by_ == 0) return false;
+  if (!warned_released_) {
+    warned_released_ = true;
+    std::fprintf(stderr,
+                 "kareus: warning: %s reset the clocks of stage %d; the job goes on at the GPU's "
+                 "default clocks, and its time and energy are no longer the schedule's\n",
+                 signal_name(released_by_).c_str(), stage_);
+  }
+  return true;
+}
+
+void FrequencyController::on_instruction_begin(int stage, int microbatch,
+                                               const std::string& direction) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  throw_if_failed();
+  throw_if_stopped();
   if (stage != stage_) {
     throw Error(
         fmt::format("frequency controller for stage {} called for stage {}", stage_, stage));
@@ -189,7 +248,7 @@ void FrequencyController::on_instruction_begin(int stage, int microbatch,
   ++position_;
   next_step_ = 0;
   ++stats_.instructions;
-  request_locked(expected.clock);
+  if (!released_locked()) request_locked(expected.clock);
 }
 
 void FrequencyController::request_locked(MHz clock) {
@@ -199,17 +258,26 @@ void FrequencyController::request_locked(MHz clock) {
   }
   last_requested_ = clock;
   ++stats_.clock_changes;
-  queue_.push_back(clock);
+  Pending pending{clock, std::chrono::steady_clock::now(), nullptr};
+  if (options_.gpu_queue) {
+    pending.marker = std::make_shared<Marker>();
+    options_.gpu_queue->enqueue_marker([marker = pending.marker, board = board_] {
+      {
+        std::lock_guard<std::mutex> lock(board->mutex);
+        marker->reached = true;
+        marker->at = std::chrono::steady_clock::now();
+      }
+      board->changed.notify_all();
+    });
+  }
+  queue_.push_back(std::move(pending));
   wake_.notify_one();
 }
 
 void FrequencyController::on_instruction_step(int step) {
   std::lock_guard<std::mutex> lock(mutex_);
   throw_if_failed();
-  if (stopping_) {
-    throw Error(fmt::format(
-        "frequency controller: stage {} was stopped and its default clocks restored", stage_));
-  }
+  throw_if_stopped();
   if (!options_.partition_clocks) {
     throw Error("frequency controller: on_instruction_step needs partition_clocks enabled");
   }
@@ -227,19 +295,23 @@ void FrequencyController::on_instruction_step(int step) {
         stage_, position_ - 1, current.direction, current.microbatch, steps - 1, next_step_, step));
   }
   ++next_step_;
-  if (!current.step_clocks.empty())
+  if (!current.step_clocks.empty() && !released_locked())
     request_locked(current.step_clocks[static_cast<std::size_t>(step)]);
 }
 
 void FrequencyController::on_step_end() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  throw_if_failed();
-  if (position_ != instructions_.size()) {
-    throw Error(fmt::format(
-        "frequency controller: iteration of stage {} ended after {} of its {} instructions", stage_,
-        position_, instructions_.size()));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    throw_if_failed();
+    if (position_ != instructions_.size()) {
+      throw Error(fmt::format(
+          "frequency controller: iteration of stage {} ended after {} of its {} instructions",
+          stage_, position_, instructions_.size()));
+    }
+    position_ = 0;
   }
-  position_ = 0;
+  // Once per iteration, outside mutex_: the signal registry locks controllers under its own lock.
+  if (options_.restore_on_signals) warn_of_replaced_handlers();
 }
 
 void FrequencyController::wait_until_applied() {
@@ -254,6 +326,25 @@ void FrequencyController::restore_default_clocks() {
     stopping_ = true;
     queue_.clear();
   }
+  reset_now();
+}
+
+void FrequencyController::release_after_signal(int signo) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return;
+    released_by_ = signo;
+    queue_.clear();
+  }
+  reset_now();
+}
+
+void FrequencyController::reset_now() {
+  {
+    std::lock_guard<std::mutex> lock(board_->mutex);
+    board_->abandoned = true;
+  }
+  board_->changed.notify_all();
   std::lock_guard<std::mutex> backend_lock(backend_mutex_);
   restored_ = true;
   reset_memory_clock_locked();

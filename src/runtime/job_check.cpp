@@ -69,8 +69,71 @@ int microbatches_of(const Schedule& schedule) {
   return forwards;
 }
 
+namespace {
+
+// The schedule's workload echo: `kareus plan` writes {"model": ..., "parallelism": {...}}.
+const Json* echoed(const Json& workload, const char* section, const char* field) {
+  const Json* parent = &workload;
+  if (section) {
+    const auto it = workload.find(section);
+    if (it == workload.end()) return nullptr;
+    parent = &*it;
+  }
+  if (!parent->is_object()) return nullptr;
+  const auto it = parent->find(field);
+  return it == parent->end() ? nullptr : &*it;
+}
+
+std::string pointer_of(const char* section, const char* field) {
+  return section ? fmt::format("workload.{}.{}", section, field)
+                 : fmt::format("workload.{}", field);
+}
+
+void check_size(const Schedule& schedule, const char* field, const char* what, int job,
+                std::vector<std::string>& found) {
+  if (job <= 0) return;
+  const Json* planned = echoed(schedule.workload, "parallelism", field);
+  if (!planned || !planned->is_number_integer()) {
+    found.push_back(fmt::format("the schedule records no {} size ({}), the job runs {}", what,
+                                pointer_of("parallelism", field), job));
+  } else if (planned->get<int>() != job) {
+    found.push_back(fmt::format("the schedule was planned for {} size {}, the job runs {}", what,
+                                planned->get<int>(), job));
+  }
+}
+
+void check_text(const Schedule& schedule, const char* section, const char* field, const char* what,
+                const std::string& job, std::vector<std::string>& found) {
+  if (job.empty()) return;
+  const Json* planned = echoed(schedule.workload, section, field);
+  if (!planned || !planned->is_string()) {
+    found.push_back(fmt::format("the schedule records no {} ({}), the job's is {}", what,
+                                pointer_of(section, field), job));
+  } else if (planned->get<std::string>() != job) {
+    found.push_back(fmt::format("the schedule was planned for {} {}, the job's is {}", what,
+                                planned->get<std::string>(), job));
+  }
+}
+
+}  // namespace
+
 std::string job_mismatches(const Schedule& schedule, const JobShape& job) {
   std::vector<std::string> found;
+  check_text(schedule, nullptr, "model", "model", job.model, found);
+  check_size(schedule, "tp", "tensor-parallel", job.tp, found);
+  check_size(schedule, "cp", "context-parallel", job.cp, found);
+  check_size(schedule, "dp", "data-parallel", job.dp, found);
+  check_text(schedule, "parallelism", "recompute", "recompute mode", job.recompute, found);
+  if (job.virtual_pipeline_stages > 1)
+    found.push_back(fmt::format(
+        "the job runs interleaved (virtual-pipeline) 1F1B with {} model chunks per pipeline "
+        "rank, which no Kareus schedule plans (one chunk per stage, plain 1F1B)",
+        job.virtual_pipeline_stages));
+  if (!job.ranks_sharing_gpu.empty())
+    found.push_back(fmt::format(
+        "rank {} shares its GPU with rank(s) {} (one rank per GPU: the clocks of one rank would "
+        "apply to the other's work and the job's energy would count the GPU twice)",
+        job.rank, fmt::join(job.ranks_sharing_gpu, ", ")));
   const int stages = static_cast<int>(schedule.stages.size());
   if (job.pipeline_stages > 0 && job.pipeline_stages != stages)
     found.push_back(fmt::format("the schedule has {} pipeline stage(s), the job runs {}", stages,

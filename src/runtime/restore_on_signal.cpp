@@ -4,7 +4,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <string.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -31,6 +34,7 @@ struct Registry {
   bool handlers_installed = false;
   struct sigaction previous[kSignalCount] = {};
   bool caught[kSignalCount] = {};  // false where the signal was ignored and stays so
+  bool warned[kSignalCount] = {};  // the program's replacement of our handler was reported
 };
 
 Registry& registry() {
@@ -52,6 +56,10 @@ void restore_all_locked(Registry& r) {
   for (FrequencyController* c : r.live) c->restore_default_clocks();
 }
 
+void release_all_locked(Registry& r, int signo) {
+  for (FrequencyController* c : r.live) c->release_after_signal(signo);
+}
+
 void watch_signals() {
   for (;;) {
     unsigned char byte = 0;
@@ -61,9 +69,10 @@ void watch_signals() {
     const int signo = byte;
     Registry& r = registry();
     std::lock_guard<std::mutex> lock(r.mutex);
-    restore_all_locked(r);
+    release_all_locked(r, signo);
     // Hand the signal to whoever had it before: the default action ends the process with the
-    // right status; Python's handler raises KeyboardInterrupt in the main thread.
+    // right status; Python's handler raises KeyboardInterrupt in the main thread; the program's
+    // own handler (a trainer that saves a checkpoint on SIGTERM) decides what happens next.
     for (int i = 0; i < kSignalCount; ++i) {
       if (r.caught[i]) sigaction(kSignals[i], &r.previous[i], nullptr);
     }
@@ -113,6 +122,30 @@ void unregister_for_restore(FrequencyController* controller) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   r.live.erase(controller);
+}
+
+void warn_of_replaced_handlers() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (!r.handlers_installed) return;
+  for (int i = 0; i < kSignalCount; ++i) {
+    if (!r.caught[i] || r.warned[i]) continue;
+    struct sigaction current = {};
+    sigaction(kSignals[i], nullptr, &current);
+    if (!(current.sa_flags & SA_SIGINFO) && current.sa_handler == on_signal) continue;
+    r.warned[i] = true;
+    std::fprintf(stderr,
+                 "kareus: warning: the program replaced Kareus's %s handler; %s now reaches the "
+                 "program without resetting the clocks, which come back when the frequency "
+                 "controller is closed or the process exits (install the handler before creating "
+                 "the controller to have both)\n",
+                 signal_name(kSignals[i]).c_str(), signal_name(kSignals[i]).c_str());
+  }
+}
+
+std::string signal_name(int signo) {
+  const char* abbrev = sigabbrev_np(signo);
+  return abbrev ? "SIG" + std::string(abbrev) : "signal " + std::to_string(signo);
 }
 
 }  // namespace kareus::runtime

@@ -1,12 +1,11 @@
 """The Megatron-style examples of docs/python.md, run as written on two ranks (gloo, the fake
-NVML): each block marked `<!-- docs-test: NAME -->` is extracted and started twice with the
-environment torchrun gives its workers."""
+NVML): each block marked `<!-- docs-test: NAME -->` is extracted and launched with the torchrun
+command the page gives."""
 
 import json
 import os
 import pathlib
 import re
-import socket
 import subprocess
 import sys
 
@@ -21,28 +20,28 @@ def examples():
     return dict(blocks)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def launch_command():
+    """The launch docs/python.md gives, from its text: torchrun's own options and the script."""
+    text = (pathlib.Path(os.environ["KAREUS_DOCS_DIR"]) / "python.md").read_text()
+    line = re.search(r"^torchrun (.*) <file> schedule\.json$", text, re.M)
+    assert line, "docs/python.md shows no torchrun line"
+    return line.group(1).split()
 
 
 def run_two_ranks(tmp_path, name, schedule, nvml_log):
+    """Starts the example on two ranks as the docs launch it (python -m torch.distributed.run is
+    torchrun under this interpreter), each rank on its own fake A100 (LOCAL_RANK 0 and 1)."""
     script = tmp_path / name
     script.write_text(examples()[name])
-    port = str(free_port())
-    processes = []
-    for rank in range(2):
-        env = dict(os.environ, RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK="0",
-                   MASTER_ADDR="127.0.0.1", MASTER_PORT=port, CUDA_VISIBLE_DEVICES="0",
-                   KAREUS_FAKE_NVML_LOG=str(nvml_log.path))
-        processes.append(subprocess.Popen([sys.executable, str(script), str(schedule)], env=env,
-                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                          text=True))
-    outputs = [p.communicate(timeout=120) for p in processes]
-    for p, (out, err) in zip(processes, outputs):
-        assert p.returncode == 0, err
-    return outputs
+    env = dict(os.environ, KAREUS_FAKE_NVML_LOG=str(nvml_log.path),
+               KAREUS_FAKE_NVML_SCRIPT=os.path.join(os.environ["KAREUS_TEST_DATA_DIR"], "nvml",
+                                                    "two_a100.json"))
+    env.pop("CUDA_VISIBLE_DEVICES", None)
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", *launch_command(),
+                           str(script), str(schedule)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
 
 
 def test_the_docs_have_every_example():
@@ -65,15 +64,21 @@ def test_version_is_the_cli_version():
     assert re.fullmatch(r"\d+\.\d+\.\d+", kareus.__version__)
 
 
+def test_the_launch_runs_on_this_torch():
+    assert launch_command()[:2] == ["--standalone", "--nproc_per_node"]
+
+
 def test_plain_1f1b_example(tmp_path, clocks_schedule_path, schedule_document, nvml_log):
-    outputs = run_two_ranks(tmp_path, "train_1f1b.py", clocks_schedule_path, nvml_log)
-    reports = [line for line in outputs[0][0].splitlines() if "schedule predicts" in line]
+    done = run_two_ranks(tmp_path, "train_1f1b.py", clocks_schedule_path, nvml_log)
+    reports = [line for line in done.stdout.splitlines() if "schedule predicts" in line]
     assert len(reports) == 2 and "over 2 rank(s)" in reports[0]
-    assert outputs[1][0] == ""  # rank 1 prints nothing
+    assert all(line.startswith("[default0]:") for line in reports)  # rank 0 prints, rank 1 not
     lines = nvml_log.lines()
-    assert lines.count("nvmlDeviceResetGpuLockedClocks 0") == 2
-    # Stage 0 ends on 1410 MHz, stage 1 on 1110 MHz, twice each (two iterations).
+    assert lines.count("nvmlDeviceResetGpuLockedClocks 0") == 1
+    assert lines.count("nvmlDeviceResetGpuLockedClocks 1") == 1
+    # Stage 0 (GPU 0) ends on 1410 MHz, stage 1 (GPU 1) on 1110 MHz, twice each (two iterations).
     assert lines.count("nvmlDeviceSetGpuLockedClocks 0 1410 1410") == 2
+    assert lines.count("nvmlDeviceSetGpuLockedClocks 1 1110 1110") == 2
 
 
 def test_tensor_parallel_nanobatch_example(tmp_path, nvml_log):
@@ -84,7 +89,8 @@ def test_tensor_parallel_nanobatch_example(tmp_path, nvml_log):
     document = json.loads(schedule.to_json())
     assert {i["execution"] for i in document["stages"][0]["instructions"]} == {"nanobatch"}
     schedule.save(tmp_path / "plan.json")
-    outputs = run_two_ranks(tmp_path, "train_tp_nanobatch.py", tmp_path / "plan.json", nvml_log)
-    assert "SM counts" in outputs[0][1]  # gloo: the allow_partial warning names them
-    assert sum("schedule predicts" in line for line in outputs[0][0].splitlines()) == 2
-    assert nvml_log.lines().count("nvmlDeviceResetGpuLockedClocks 0") == 2
+    done = run_two_ranks(tmp_path, "train_tp_nanobatch.py", tmp_path / "plan.json", nvml_log)
+    assert "SM counts" in done.stderr  # gloo: the allow_partial warning names them
+    assert sum("schedule predicts" in line for line in done.stdout.splitlines()) == 2
+    for gpu in (0, 1):
+        assert nvml_log.lines().count(f"nvmlDeviceResetGpuLockedClocks {gpu}") == 1

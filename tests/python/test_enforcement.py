@@ -1,7 +1,8 @@
 """What kareus.torch checks before touching a clock, how it maps devices, and how it refuses what
 it cannot apply: job shape and GPU model, CUDA_VISIBLE_DEVICES (indices, permutations, UUIDs),
 ignored signals, queued clocks at a normal block end, whole-stage reentrant checkpointing,
-decisions beyond clocks, partition-granularity clocks. All against the fake NVML."""
+decisions beyond clocks, partition-granularity clocks, signals the program handles itself. All
+against the fake NVML."""
 
 import json
 import os
@@ -53,6 +54,33 @@ def test_every_mismatch_is_in_one_message(clocks_schedule_path, nvml_log):
     assert nvml_log.lines() == []
 
 
+def test_the_whole_job_is_checked_in_one_message(clocks_schedule_path, nvml_log):
+    with pytest.raises(kareus.Error) as caught:
+        kareus.torch.PipelineStage(make_model(), clocks_schedule_path, stage=0, nvml_gpu=1,
+                                   tp=4, cp=2, dp=2, model="qwen3-1.7b", recompute="none",
+                                   microbatches=8, pipeline_stages=4)
+    text = str(caught.value)
+    for phrase in ["model llama3.2-3b, the job's is qwen3-1.7b",
+                   "tensor-parallel size 8, the job runs 4", "context-parallel size 1",
+                   "data-parallel size 1", "recompute mode full, the job's is none",
+                   "3 microbatch(es) per iteration, the job 8",
+                   "2 pipeline stage(s), the job runs 4", "RTX 3080 Ti"]:
+        assert phrase in text, phrase
+    assert nvml_log.lines() == []
+    with kareus.torch.PipelineStage(make_model(), clocks_schedule_path, stage=0, tp=8, cp=1,
+                                    dp=1, model="llama3.2-3b", recompute="full",
+                                    measure_energy=False):
+        pass
+
+
+def test_interleaved_1f1b_is_refused_by_name(clocks_schedule_path, nvml_log):
+    chunks = [make_model(), make_model()]  # Megatron's model list under a virtual pipeline
+    for options in ({"module": chunks}, {"module": make_model(), "virtual_pipeline_stages": 2}):
+        with pytest.raises(kareus.Error, match=r"interleaved \(virtual-pipeline\) 1F1B with 2"):
+            kareus.torch.PipelineStage(schedule=clocks_schedule_path, stage=0, **options)
+    assert nvml_log.lines() == []
+
+
 def test_stage_for_rank(clocks_schedule_path):
     assert kareus.torch.stage_for_rank(clocks_schedule_path, 1, pipeline_size=2) == 1
     with pytest.raises(kareus.Error, match="stages 0..1"):
@@ -100,6 +128,29 @@ def test_controller_block_applies_queued_clocks_at_a_normal_end(clocks_schedule_
     assert nvml_log.lines() == expected_setters(schedule_document, 0, 1) + [reset_line()]
 
 
+def test_clocks_land_when_the_gpu_reaches_their_instruction(clocks_schedule_path,
+                                                              schedule_document, nvml_log,
+                                                              monkeypatch):
+    """Markers on a CUDA stream (the stand-in libcuda runs each after a 50 ms kernel): the host
+    is through the whole iteration before the first clock lands."""
+    monkeypatch.setenv("KAREUS_CUDA_LIBRARY", os.environ["KAREUS_FAKE_CUDA_LIBRARY"])
+    monkeypatch.setenv("KAREUS_FAKE_CUDA_KERNEL_MS", "50")
+    schedule = kareus.load_schedule(clocks_schedule_path)
+    with kareus.FrequencyController(schedule, 0, cuda_stream=0x1234) as controller:
+        for microbatch, direction in stage_order(schedule_document, 0):
+            controller.on_instruction_begin(0, microbatch, direction)
+        assert nvml_log.lines() == []
+        controller.wait_until_applied()
+        stats = controller.stats
+    assert nvml_log.lines() == expected_setters(schedule_document, 0, 1) + [reset_line()]
+    assert stats.applied == 5
+    assert stats.max_lead_s >= 0.2  # the last change waited for five 50 ms kernels
+    assert 0 <= stats.mean_lateness_s <= stats.max_lateness_s < 0.05
+    with pytest.raises(kareus.DeviceError, match="CUDA_ERROR_INVALID_HANDLE"):
+        with kareus.FrequencyController(schedule, 0, cuda_stream=0xdead) as controller:
+            controller.on_instruction_begin(0, 0, "forward")
+
+
 def run_python(code, nvml_log, preexec=None):
     env = dict(os.environ, KAREUS_FAKE_NVML_LOG=str(nvml_log.path))
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
@@ -132,27 +183,73 @@ def test_an_ignored_sigint_stays_ignored(clocks_schedule_path, nvml_log, how):
                                 "nvmlDeviceSetGpuLockedClocks 0 900 900", reset_line()]
 
 
-def test_a_program_that_handles_sigint_keeps_its_clocks(clocks_schedule_path, nvml_log):
+def test_a_programs_handler_runs_after_the_reset_and_the_job_goes_on(clocks_schedule_path,
+                                                                     nvml_log):
+    """Megatron's exit signal handler: SIGTERM sets a flag, the iteration finishes, the job saves
+    a checkpoint and exits. The clocks are reset at the signal (a SIGKILL after the grace period
+    would leave them locked otherwise), and the rest of the iteration is accepted at the GPU's
+    default clocks."""
     code = f"""
         import os, signal, time, torch, kareus.torch
         seen = []
-        signal.signal(signal.SIGINT, lambda *a: seen.append(a))   # e.g. checkpoint and go on
+        signal.signal(signal.SIGTERM, lambda *a: seen.append(a))
         model = torch.nn.Linear(4, 1)
         with kareus.torch.PipelineStage(model, {str(clocks_schedule_path)!r}, stage=1,
                                         measure_energy=False) as ks:
             loss = model(torch.ones(2, 4)).sum()
             ks.controller.wait_until_applied()
-            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(0.3)
             loss.backward()
-            ks.controller.wait_until_applied()
+            for m in (1, 2):
+                model(torch.ones(2, 4)).sum().backward()
+            ks.step()
         print(len(seen))
     """
     result = run_python(code, nvml_log)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "1"
-    # Stage 1 runs F0 and B0 at 1200 MHz: one setter, and the reset only at the block's end.
+    # Stage 1 runs F0 and B0 at 1200 MHz: one setter, the reset at the signal, nothing after.
     assert nvml_log.lines() == ["nvmlDeviceSetGpuLockedClocks 0 1200 1200", reset_line()]
+    assert result.stderr.count("SIGTERM reset the clocks of stage 1") == 1, result.stderr
+
+
+def test_a_handled_signal_does_not_leave_the_others_to_the_program(clocks_schedule_path,
+                                                                   nvml_log):
+    """A trainer handles SIGINT itself; SIGTERM must still reset the clocks before it ends the
+    process."""
+    code = f"""
+        import os, signal, time, torch, kareus.torch
+        signal.signal(signal.SIGINT, lambda *a: None)
+        model = torch.nn.Linear(4, 1)
+        ks = kareus.torch.PipelineStage(model, {str(clocks_schedule_path)!r}, stage=1,
+                                        measure_energy=False)
+        model(torch.ones(2, 4)).sum()
+        ks.controller.wait_until_applied()
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    """
+    result = run_python(code, nvml_log)
+    assert result.returncode == -15, result.stderr
+    assert nvml_log.lines() == ["nvmlDeviceSetGpuLockedClocks 0 1200 1200", reset_line()]
+
+
+def test_a_handler_installed_afterwards_is_reported_once(clocks_schedule_path, nvml_log):
+    code = f"""
+        import signal, torch, kareus.torch
+        model = torch.nn.Linear(4, 1)
+        with kareus.torch.PipelineStage(model, {str(clocks_schedule_path)!r}, stage=1,
+                                        measure_energy=False) as ks:
+            signal.signal(signal.SIGTERM, lambda *a: None)
+            for iteration in range(2):
+                for m in range(3):
+                    model(torch.ones(2, 4)).sum().backward()
+                ks.step()
+    """
+    result = run_python(code, nvml_log)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("the program replaced Kareus's SIGTERM handler") == 1, \
+        result.stderr
 
 
 def test_a_stage_wrapped_whole_in_reentrant_checkpointing_is_refused(clocks_schedule_path,

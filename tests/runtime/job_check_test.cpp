@@ -42,8 +42,8 @@ TEST(JobCheck, EveryMismatchInOneMessageAndNoClockTouched) {
   FakeNvml fake;
   const Schedule s = load_schedule(kFixture);  // 2 stages, 3 microbatches, A100
   ControllerOptions o;
-  o.pipeline_stages = 4;
-  o.microbatches = 8;
+  o.job.pipeline_stages = 4;
+  o.job.microbatches = 8;
   // GPU 1 is the RTX 3080 Ti: the A100 schedule must not run there.
   const std::string message = error_of([&] { make(s, 0, 1, o); });
   EXPECT_NE(message.find("2 pipeline stage(s), the job runs 4"), std::string::npos) << message;
@@ -52,11 +52,50 @@ TEST(JobCheck, EveryMismatchInOneMessageAndNoClockTouched) {
   EXPECT_NE(message.find("no clock was changed"), std::string::npos);
   EXPECT_EQ(fake.log(), Lines{});
 
-  o.pipeline_stages = 2;
-  o.microbatches = 3;
+  o.job.pipeline_stages = 2;
+  o.job.microbatches = 3;
   EXPECT_NO_THROW(make(s, 0, 0, o));
   o.check_gpu_model = false;
   EXPECT_NO_THROW(make(s, 0, 1, o));
+}
+
+JobShape layout(const std::string& model, int tp, int cp, int dp, const std::string& recompute,
+                int virtual_pipeline_stages) {
+  JobShape job;
+  job.model = model;
+  job.tp = tp;
+  job.cp = cp;
+  job.dp = dp;
+  job.recompute = recompute;
+  job.virtual_pipeline_stages = virtual_pipeline_stages;
+  return job;
+}
+
+TEST(JobCheck, ParallelSizesModelRecomputeAndSharedGpusInOneMessage) {
+  const Schedule s = load_schedule(kFixture);  // llama3.2-3b, TP 8, CP 1, DP 1, full recompute
+  JobShape job = layout("qwen3-1.7b", 4, 2, 2, "none", 2);
+  job.pipeline_stages = 2;  // right
+  job.rank = 0;
+  job.ranks_sharing_gpu = {1, 3};
+  const std::string message = job_mismatches(s, job);
+  for (const char* part :
+       {"the schedule was planned for model llama3.2-3b, the job's is qwen3-1.7b",
+        "tensor-parallel size 8, the job runs 4", "context-parallel size 1, the job runs 2",
+        "data-parallel size 1, the job runs 2",
+        "the schedule was planned for recompute mode full, the job's is none",
+        "interleaved (virtual-pipeline) 1F1B with 2 model chunks per pipeline rank",
+        "rank 0 shares its GPU with rank(s) 1, 3"})
+    EXPECT_NE(message.find(part), std::string::npos) << part << "\n" << message;
+  EXPECT_EQ(message.find("pipeline stage(s)"), std::string::npos) << message;
+
+  job = layout("llama3.2-3b", 8, 1, 1, "full", 1);
+  EXPECT_EQ(job_mismatches(s, job), "");
+
+  Schedule bare = s;
+  bare.workload = Json::object();  // a schedule that does not record its workload
+  EXPECT_NE(job_mismatches(bare, layout("llama3.2-3b", 2, 0, 0, "", 0))
+                .find("the schedule records no tensor-parallel size (workload.parallelism.tp)"),
+            std::string::npos);
 }
 
 TEST(DeviceMap, CudaIndicesFollowCudaVisibleDevices) {
@@ -68,8 +107,20 @@ TEST(DeviceMap, CudaIndicesFollowCudaVisibleDevices) {
   EXPECT_EQ(nvml_index_of_cuda_device(0, " cccc ", uuids), 2u);  // unique prefix without GPU-
   // CUDA ignores everything from the first entry that names no device.
   const std::string beyond = error_of([&] { nvml_index_of_cuda_device(1, "2,9,1", uuids); });
-  EXPECT_NE(beyond.find("one of the 1 CUDA device(s)"), std::string::npos) << beyond;
-  EXPECT_NE(error_of([&] { nvml_index_of_cuda_device(0, "", uuids); }).find("0 CUDA device"),
+  EXPECT_NE(beyond.find("makes visible: 1 (NVML device(s) 2)"), std::string::npos) << beyond;
+  EXPECT_NE(beyond.find("entry \"9\" names no GPU of this machine (NVML devices 0..3"),
+            std::string::npos)
+      << beyond;
+  // The first entry names no GPU: the message names it rather than an empty device list.
+  const std::string first = error_of([&] { nvml_index_of_cuda_device(0, "5,0", uuids); });
+  EXPECT_NE(first.find("CUDA_VISIBLE_DEVICES=\"5,0\" makes visible: none; its entry \"5\""),
+            std::string::npos)
+      << first;
+  EXPECT_NE(error_of([&] { nvml_index_of_cuda_device(0, "", uuids); }).find("entry \"\""),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              nvml_index_of_cuda_device(4, std::nullopt, uuids);
+            }).find("CUDA_VISIBLE_DEVICES=(unset) makes visible: 4 (NVML device(s) 0, 1, 2, 3)"),
             std::string::npos);
   EXPECT_NE(error_of([&] { nvml_index_of_cuda_device(0, "GPU-", uuids); }).find("unique"),
             std::string::npos);

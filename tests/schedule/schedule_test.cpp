@@ -26,7 +26,7 @@ TEST(Schedule, LoadsEveryField) {
   EXPECT_EQ(s.format_version, 1);
   EXPECT_EQ(s.method, "kareus");
   EXPECT_EQ(s.gpu, "NVIDIA A100-SXM4-40GB");
-  EXPECT_EQ(s.workload.at("tp"), 8);
+  EXPECT_EQ(s.workload.at("parallelism").at("tp"), 8);
   EXPECT_DOUBLE_EQ(s.predicted.iteration_time.value(), 2.75);
   EXPECT_DOUBLE_EQ(s.predicted.energy.value(), 9800.5);
   EXPECT_DOUBLE_EQ(s.predicted.dynamic_energy.value(), 5120.25);

@@ -25,7 +25,8 @@ bool enforceable_by(Method method, Enforceable e);
 
 // Among the planned methods `e` can enforce, the one whose selected point is best under the
 // selection rule: least energy within `deadline`, else fastest within `energy_budget`, else the
-// fastest. Throws Error naming the planned methods when none is enforceable or fits the rule.
+// fastest; a tie goes to the faster (deadline) or the less energy (otherwise). Throws Error naming
+// the planned methods when none is enforceable or fits the rule.
 Method best_enforceable_method(const PlanResult& plan, Enforceable e,
                                std::optional<Seconds> deadline,
                                std::optional<Joules> energy_budget);

@@ -1,12 +1,15 @@
 // Applies a schedule's per-instruction SM clocks during training. The training loop calls
 // on_instruction_begin() before each forward/backward; the call checks it against the schedule's
-// order and hands the clock to a worker thread, so the loop never waits on NVML or kareusd. The
-// GPU's default clocks come back on destruction (normal exit, exceptions), at process exit for a
-// controller never destroyed, and on SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGPIPE unless ignored
-// (then the signal goes on to its previous handler, so the process still dies or Python still
-// raises KeyboardInterrupt). SIGKILL cannot be caught: use kareusd where that matters.
+// order and hands the clock to a worker thread, so the loop never waits on NVML or kareusd. With
+// a GpuQueue (a CUDA stream) the worker applies each change when the GPU reaches the instruction
+// rather than when the host launches it. The GPU's default clocks come back on destruction
+// (normal exit, exceptions), at process exit for a controller never destroyed, and on SIGINT,
+// SIGTERM, SIGHUP, SIGQUIT and SIGPIPE unless ignored (then the signal goes on to the handler the
+// program had, so the process still dies, Python still raises KeyboardInterrupt, or the program's
+// own handler runs). SIGKILL cannot be caught: use kareusd where that matters.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -19,6 +22,8 @@
 #include <vector>
 
 #include "kareus/runtime/clock_backend.hpp"
+#include "kareus/runtime/gpu_queue.hpp"
+#include "kareus/runtime/job_check.hpp"
 #include "kareus/schedule/schedule.hpp"
 
 namespace kareus::runtime {
@@ -26,9 +31,9 @@ namespace kareus::runtime {
 struct ControllerOptions {
   // Off when the host program restores clocks from its own signal handling.
   bool restore_on_signals = true;
-  // Checked against the schedule before the first clock change (job_check.hpp); 0: unchecked.
-  int pipeline_stages = 0;
-  int microbatches = 0;
+  // Checked against the schedule before the first clock change (job_check.hpp); a field left at
+  // its default is not checked. Its gpu_name is NVML's (or kareusd's) when check_gpu_model.
+  JobShape job;
   // The schedule's `gpu` must be the model NVML (or kareusd) reports for the GPU.
   bool check_gpu_model = true;
   // A schedule with step_clocks_mhz (partition-granularity clocks) is refused unless the host
@@ -37,12 +42,33 @@ struct ControllerOptions {
   // Lock the memory clock at its maximum from construction until the clocks are restored, as
   // Zeus does, so that memory clock changes do not blur SM clock decisions (NVML only).
   bool lock_memory_clock = false;
+  // Where the GPU is in its queued work (a CUDA stream): each clock change waits for the GPU to
+  // reach its instruction. None: a change is applied as soon as the host reaches the instruction.
+  std::shared_ptr<GpuQueue> gpu_queue;
 };
 
 struct ControllerStats {
   std::size_t instructions = 0;   // on_instruction_begin calls accepted
   std::size_t clock_changes = 0;  // clocks handed to the backend
   std::size_t skipped = 0;        // same clock as the previous instruction: no call
+  std::size_t applied = 0;        // clock changes the backend has made
+  // Per applied change: how far the GPU was behind the host (from the host reaching the
+  // instruction to the GPU reaching it; 0 without a GpuQueue), and how late the clock landed
+  // after the GPU reached the instruction (the worker's wake-up and the NVML or kareusd call).
+  Seconds max_lead{0};
+  Seconds max_lateness{0};
+  Seconds total_lateness{0};
+};
+
+// One clock change as it reached the GPU: when the host asked for it, when the GPU reached its
+// instruction, when the backend call returned. Every applied change goes through one place
+// (FrequencyController::record_applied), where ControllerStats is kept.
+struct AppliedClock {
+  using Time = std::chrono::steady_clock::time_point;
+  MHz clock;
+  Time requested;
+  Time reached;
+  Time applied;
 };
 
 class FrequencyController {
@@ -67,13 +93,34 @@ class FrequencyController {
   void wait_until_applied();
   // Drops queued changes and resets the GPU's clocks; later calls are refused. Idempotent.
   void restore_default_clocks();
+  // A termination signal arrived (restore_on_signal.cpp): drops queued changes and resets the
+  // GPU's clocks, and the program's own handler may let the job go on (to save a checkpoint):
+  // later calls are still checked against the schedule but change no clock (a warning says so
+  // once). Does nothing after restore_default_clocks().
+  void release_after_signal(int signo);
   ControllerStats stats() const;
   int stage() const { return stage_; }
 
  private:
+  struct Marker;
+  struct MarkerBoard;
+  struct Pending {
+    MHz clock;
+    AppliedClock::Time requested;
+    std::shared_ptr<Marker> marker;  // null without a GpuQueue
+  };
+
   void worker_loop();
+  // Waits until the GPU reaches `pending`'s instruction; false when the controller stops first.
+  bool wait_for_gpu(const Pending& pending, AppliedClock::Time& reached);
+  void record_applied(const AppliedClock& applied);
   void throw_if_failed() const;
+  void throw_if_stopped() const;
+  // True (after a one-time warning) when a signal released the controller: no clock changes.
+  bool released_locked();
   void request_locked(MHz clock);
+  // Stops waiting for the GPU, and resets the memory and SM clocks; no clock is set afterwards.
+  void reset_now();
   // Under backend_mutex_ (or before the worker exists).
   void reset_memory_clock_locked();
 
@@ -85,7 +132,8 @@ class FrequencyController {
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable idle_;
-  std::deque<MHz> queue_;
+  std::deque<Pending> queue_;
+  std::shared_ptr<MarkerBoard> board_;
   bool busy_ = false;
   bool stopping_ = false;
   std::exception_ptr failure_;
@@ -93,6 +141,8 @@ class FrequencyController {
   int next_step_ = 0;
   std::optional<MHz> last_requested_;
   ControllerStats stats_;
+  int released_by_ = 0;  // the signal that released the controller; 0: none
+  bool warned_released_ = false;
 
   // Serialises backend calls between the worker and restore_default_clocks().
   std::mutex backend_mutex_;
