@@ -2,8 +2,8 @@
 # of, only modules before it; kareus_add_module fails the configuration otherwise, so a cycle or an
 # upward dependency (the planner pulling in the runtime's NVML and sockets, say) cannot creep in.
 set(KAREUS_LAYERS
-  core hardware nvml xgb workload schedule partition executor frontier search store kernel_dvfs
-  energylens scaleout runtime planner report capi)
+  core hardware nvml xgb workload schedule measurement partition executor frontier search store
+  kernel_dvfs energylens scaleout runtime planner calibration report capi)
 
 # Fails unless every kareus module that `name` links to (DEPS) or whose headers its sources and
 # public headers include sits below it in KAREUS_LAYERS.
