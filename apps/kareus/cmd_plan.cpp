@@ -131,6 +131,7 @@ void register_plan_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "plan", "Plan a training job: frontiers of megatron, perseus, nanobatch-perseus, kareus");
   f->workload.add_to(*cmd);
+  f->workload.add_gpu_file_to(*cmd);
   cmd->add_option("--methods", f->methods,
                   "Comma-separated: megatron, perseus, nanobatch-perseus, kareus, "
                   "kareus-exhaustive")

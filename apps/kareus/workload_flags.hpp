@@ -27,8 +27,12 @@ struct WorkloadFlags {
   std::string recompute = "full";
   // False for a command that studies a few layers rather than training the whole model.
   bool training_job = true;
+  // A GPU file to use instead of the catalogue's (a calibrated one, `kareus calibrate`).
+  std::string gpu_file;
 
   void add_to(CLI::App& app);
+  // --gpu-file, for the commands that run the emulator on the workload.
+  void add_gpu_file_to(CLI::App& app);
   // Validates and loads; throws kareus::Error on bad input or more than one workload.
   workload::Workload resolve() const;
   // Every workload named, folders expanded to their *.json files in name order.
