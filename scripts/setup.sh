@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake pkg-config clang clang-format
   nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libsqlite3-dev
-  libeigen3-dev liblbfgspp-dev libxgboost-dev libpagmo-dev libboost-dev
+  libeigen3-dev libceres-dev liblbfgspp-dev libxgboost-dev libpagmo-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev coinor-libcbc-dev
   pybind11-dev python3-dev python3-pytest python3-torch libopenmpi-dev
   chromium
