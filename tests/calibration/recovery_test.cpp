@@ -4,7 +4,10 @@
 // stated tolerances, and predictions for a workload the fit never saw must improve.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <iostream>
 #include <map>
 
 #include "common/scratch_dir.hpp"
@@ -88,6 +91,18 @@ class Recovery : public ::testing::Test {
       files_.push_back(f);
     measured_ = new SpanMeasurements(read_records(files_), catalogue().spec());
     result_ = new Calibration(calibrate(catalogue(), *measured_));
+    // The figures docs/benchmarks/calibration.md quotes.
+    std::cout << measured_->describe() << "\n"
+              << table()
+              << fmt::format(
+                     "fit: time {:.2f} % -> {:.2f} %, energy {:.2f} % -> {:.2f} %; "
+                     "cross-validated ({} folds): time {:.2f} % (catalogue {:.2f} %), "
+                     "energy {:.2f} % (catalogue {:.2f} %)\n",
+                     100 * result_->fit_error_before.time, 100 * result_->fit_error_after.time,
+                     100 * result_->fit_error_before.energy, 100 * result_->fit_error_after.energy,
+                     result_->cv.folds, 100 * result_->cv.calibrated.time,
+                     100 * result_->cv.catalogue.time, 100 * result_->cv.calibrated.energy,
+                     100 * result_->cv.catalogue.energy);
   }
   static void TearDownTestSuite() {
     delete result_;
@@ -97,9 +112,11 @@ class Recovery : public ::testing::Test {
   // Every constant's fit, for failure messages.
   static std::string table() {
     std::string out;
-    for (const auto& c : result_->constants)
-      out += c.key + " " + std::to_string(c.catalogue) + " -> " + std::to_string(c.value) + " +- " +
-             std::to_string(c.sd) + ": " + c.reason + "\n";
+    for (const auto& c : result_->constants) {
+      const double truth = kTruth.count(c.key) ? kTruth.at(c.key) : c.catalogue;
+      out += fmt::format("{} catalogue {:g}, truth {:g} -> {:g} +- {:.2g}: {}\n", c.key,
+                         c.catalogue, truth, c.value, c.sd, c.reason);
+    }
     return out;
   }
   static const ConstantFit& fit(const std::string& key) {
@@ -195,6 +212,9 @@ TEST_F(Recovery, PredictionsForAnotherWorkloadImprove) {
   for (bool energy : {false, true}) {
     const double before = mean_error(held_out, catalogue().spec(), energy);
     const double after = mean_error(held_out, calibrated, energy);
+    std::cout << fmt::format("{} (never fitted), {}: mean error {:.2f} % -> {:.2f} %\n",
+                             other.model.name, energy ? "energy" : "time", 100 * before,
+                             100 * after);
     EXPECT_LT(after, 0.5 * before) << (energy ? "energy" : "time");
     EXPECT_LT(after, 0.03) << (energy ? "energy" : "time");
   }
