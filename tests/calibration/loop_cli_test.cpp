@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "common/run_cli.hpp"
@@ -97,6 +98,17 @@ TEST_F(CalibrationLoop, CompareNamesTheStragglerAndKeepsItOutOfTheKinds) {
   EXPECT_NE(text.out.find("outlier: rank 3 (stage 3, GPU-emulated-0003) straggler"),
             std::string::npos)
       << text.out;
+
+  // The report's page shows the same as a section.
+  const auto page =
+      run_cli(KAREUS_BINARY, "report --plan " + path("plan") + " --out " + path("report.html") +
+                                 " --measured" + records("run"));
+  ASSERT_EQ(page.exit_code, 0) << page.err;
+  std::ifstream in(path("report.html"));
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("<h2>Measured against the plan</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<b>Outlier</b>: rank 3 (stage 3, GPU-emulated-0003) straggler"),
+            std::string::npos);
 }
 
 TEST_F(CalibrationLoop, CalibratedPlansArePredictedBetter) {

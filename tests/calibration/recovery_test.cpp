@@ -136,87 +136,91 @@ std::vector<std::string> Recovery::files_;
 SpanMeasurements* Recovery::measured_ = nullptr;
 Calibration* Recovery::result_ = nullptr;
 
-TEST_F(Recovery, TheRecordsHoldEverySpanOfEveryRank) {
-  // 4 + 3 clocks x 2 stages; each rank 6 iterations of 2 x 4 instructions, every span ended.
-  ASSERT_EQ(files_.size(), 14u);
-  const auto records = read_records(files_);
-  for (const auto& r : records) {
-    EXPECT_TRUE(r.ended);
-    EXPECT_EQ(r.instructions.size(), 48u);
-    EXPECT_EQ(r.iterations.size(), 6u);
-    EXPECT_EQ(r.header.gpu.name, "NVIDIA A100-SXM4-40GB");
-    for (const auto& s : r.instructions) EXPECT_TRUE(s.ended);
+// One test: each check below needs the same recorded runs and fit, which take a minute.
+TEST_F(Recovery, RecordedRunsGiveBackThePerturbedConstants) {
+  {
+    SCOPED_TRACE("the records hold every span of every rank");
+    // 4 + 3 clocks x 2 stages; each rank 6 iterations of 2 x 4 instructions, every span ended.
+    ASSERT_EQ(files_.size(), 14u);
+    const auto records = read_records(files_);
+    for (const auto& r : records) {
+      EXPECT_TRUE(r.ended);
+      EXPECT_EQ(r.instructions.size(), 48u);
+      EXPECT_EQ(r.iterations.size(), 6u);
+      EXPECT_EQ(r.header.gpu.name, "NVIDIA A100-SXM4-40GB");
+      for (const auto& s : r.instructions) EXPECT_TRUE(s.ended);
+    }
+    EXPECT_EQ(measured_->observations(), 2u * 14 * 48);
   }
-  EXPECT_EQ(measured_->observations(), 2u * 14 * 48);
-}
-
-TEST_F(Recovery, ThePerturbedConstantsAreIdentifiedAndRecovered) {
-  // Stated tolerances: the two efficiencies within 0.03, the two power constants within 8 %;
-  // each moved by more than that.
-  const std::map<std::string, double> tolerance = {
-      {"gemm_mma_efficiency", 0.03},
-      {"attention_forward_efficiency", 0.03},
-      {"dynamic_power_coefficient_w_per_ghz_v2", 0.08 * 310},
-      {"uncore_active_power_w", 0.08 * 48}};
-  for (const auto& [key, value] : kTruth) {
-    const ConstantFit& c = fit(key);
-    EXPECT_GT(std::fabs(value - c.catalogue), tolerance.at(key)) << key;
-    EXPECT_TRUE(c.identified) << key << ": " << c.reason << "\n" << table();
-    EXPECT_NEAR(c.value, value, tolerance.at(key)) << key << "\n" << table();
-    EXPECT_GT(c.sd, 0) << key;
+  {
+    SCOPED_TRACE("the perturbed constants are identified and recovered");
+    // Stated tolerances: the two efficiencies within 0.03, the two power constants within 8 %;
+    // each moved by more than that.
+    const std::map<std::string, double> tolerance = {
+        {"gemm_mma_efficiency", 0.03},
+        {"attention_forward_efficiency", 0.03},
+        {"dynamic_power_coefficient_w_per_ghz_v2", 0.08 * 310},
+        {"uncore_active_power_w", 0.08 * 48}};
+    for (const auto& [key, value] : kTruth) {
+      const ConstantFit& c = fit(key);
+      EXPECT_GT(std::fabs(value - c.catalogue), tolerance.at(key)) << key;
+      EXPECT_TRUE(c.identified) << key << ": " << c.reason << "\n" << table();
+      EXPECT_NEAR(c.value, value, tolerance.at(key)) << key << "\n" << table();
+      EXPECT_GT(c.sd, 0) << key;
+    }
   }
-}
-
-TEST_F(Recovery, EveryIdentifiedConstantIsWithinFourStandardDeviationsOfTheTruth) {
-  // The unperturbed ones too: the truth is the catalogue's value for them.
-  for (const auto& c : result_->constants) {
-    if (!c.identified) continue;
-    const double truth = kTruth.count(c.key) ? kTruth.at(c.key) : c.catalogue;
-    EXPECT_LE(std::fabs(c.value - truth), 4 * c.sd) << c.key << "\n" << table();
+  {
+    SCOPED_TRACE("every identified constant is within four standard deviations of the truth");
+    // The unperturbed ones too: the truth is the catalogue's value for them.
+    for (const auto& c : result_->constants) {
+      if (!c.identified) continue;
+      const double truth = kTruth.count(c.key) ? kTruth.at(c.key) : c.catalogue;
+      EXPECT_LE(std::fabs(c.value - truth), 4 * c.sd) << c.key << "\n" << table();
+    }
   }
-}
-
-TEST_F(Recovery, NothingIsWrittenThatTheRecordsDoNotIdentify) {
-  // Sequential instructions run no collective beside a kernel: the interference constants
-  // cannot be seen in them.
-  for (const char* key : {"collective_stretch_memory", "interference_memory_bound_gain",
-                          "collective_stretch_latency_bound", "sm_resident_power_fraction"}) {
-    EXPECT_FALSE(fit(key).identified) << key;
-    EXPECT_FALSE(fit(key).reason.empty());
+  {
+    SCOPED_TRACE("nothing is written that the records do not identify");
+    // Sequential instructions run no collective beside a kernel: the interference constants
+    // cannot be seen in them.
+    for (const char* key : {"collective_stretch_memory", "interference_memory_bound_gain",
+                            "collective_stretch_latency_bound", "sm_resident_power_fraction"}) {
+      EXPECT_FALSE(fit(key).identified) << key;
+      EXPECT_FALSE(fit(key).reason.empty());
+    }
+    const GpuFile written = result_->calibrated_file(catalogue(), *measured_);
+    for (const auto& c : result_->constants) {
+      EXPECT_DOUBLE_EQ(written.value(c.key), c.identified ? c.value : c.catalogue) << c.key;
+      EXPECT_EQ(written.source(c.key).starts_with("fitted by kareus calibrate"), c.identified);
+    }
+    EXPECT_TRUE(written.name().starts_with("a100-sxm4-40gb@"));
+    EXPECT_EQ(written.document.at("calibration").at("count"), measured_->observations());
   }
-  const GpuFile written = result_->calibrated_file(catalogue(), *measured_);
-  for (const auto& c : result_->constants) {
-    EXPECT_DOUBLE_EQ(written.value(c.key), c.identified ? c.value : c.catalogue) << c.key;
-    EXPECT_EQ(written.source(c.key).starts_with("fitted by kareus calibrate"), c.identified);
+  {
+    SCOPED_TRACE("the fit explains the records and cross validation holds out whole clocks");
+    EXPECT_LT(result_->rms_after, 0.25 * result_->rms_before);
+    // The readings carry 1 % noise: nothing can fit them much closer.
+    EXPECT_LT(result_->fit_error_after.time, 0.015);
+    EXPECT_LT(result_->fit_error_after.energy, 0.015);
+    EXPECT_GE(result_->cv.folds, 2);
+    EXPECT_LT(result_->cv.calibrated.time, 0.5 * result_->cv.catalogue.time);
+    EXPECT_LT(result_->cv.calibrated.energy, 0.5 * result_->cv.catalogue.energy);
   }
-  EXPECT_TRUE(written.name().starts_with("a100-sxm4-40gb@"));
-  EXPECT_EQ(written.document.at("calibration").at("count"), measured_->observations());
-}
-
-TEST_F(Recovery, TheFitExplainsTheRecordsAndCrossValidationHoldsOutWholeClocks) {
-  EXPECT_LT(result_->rms_after, 0.25 * result_->rms_before);
-  // The readings carry 1 % noise: nothing can fit them much closer.
-  EXPECT_LT(result_->fit_error_after.time, 0.015);
-  EXPECT_LT(result_->fit_error_after.energy, 0.015);
-  EXPECT_GE(result_->cv.folds, 2);
-  EXPECT_LT(result_->cv.calibrated.time, 0.5 * result_->cv.catalogue.time);
-  EXPECT_LT(result_->cv.calibrated.energy, 0.5 * result_->cv.catalogue.energy);
-}
-
-TEST_F(Recovery, PredictionsForAnotherWorkloadImprove) {
-  const auto other = workload_of("qwen3-1.7b", 4, 1, 8, 4096);
-  kareus::testing::ScratchDir dir("calibration_other");
-  const SpanMeasurements held_out(read_records(record(other, {1380, 990}, dir.path(), 0.0)),
-                                  catalogue().spec());
-  const GpuSpec calibrated = result_->calibrated_file(catalogue(), *measured_).spec();
-  for (bool energy : {false, true}) {
-    const double before = mean_error(held_out, catalogue().spec(), energy);
-    const double after = mean_error(held_out, calibrated, energy);
-    std::cout << fmt::format("{} (never fitted), {}: mean error {:.2f} % -> {:.2f} %\n",
-                             other.model.name, energy ? "energy" : "time", 100 * before,
-                             100 * after);
-    EXPECT_LT(after, 0.5 * before) << (energy ? "energy" : "time");
-    EXPECT_LT(after, 0.03) << (energy ? "energy" : "time");
+  {
+    SCOPED_TRACE("predictions for another workload improve");
+    const auto other = workload_of("qwen3-1.7b", 4, 1, 8, 4096);
+    kareus::testing::ScratchDir dir("calibration_other");
+    const SpanMeasurements held_out(read_records(record(other, {1380, 990}, dir.path(), 0.0)),
+                                    catalogue().spec());
+    const GpuSpec calibrated = result_->calibrated_file(catalogue(), *measured_).spec();
+    for (bool energy : {false, true}) {
+      const double before = mean_error(held_out, catalogue().spec(), energy);
+      const double after = mean_error(held_out, calibrated, energy);
+      std::cout << fmt::format("{} (never fitted), {}: mean error {:.2f} % -> {:.2f} %\n",
+                               other.model.name, energy ? "energy" : "time", 100 * before,
+                               100 * after);
+      EXPECT_LT(after, 0.5 * before) << (energy ? "energy" : "time");
+      EXPECT_LT(after, 0.03) << (energy ? "energy" : "time");
+    }
   }
 }
 
