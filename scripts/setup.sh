@@ -23,6 +23,7 @@ cli_packages=(
   libfmt-dev libspdlog-dev         # formatting, logging
   libsqlite3-dev                   # the measurement store
   libeigen3-dev liblbfgspp-dev     # EnergyLens's fits
+  libceres-dev                     # kareus calibrate's bounded least squares
   libxgboost-dev                   # the search's surrogate models
   coinor-libcbc-dev                # the pipeline solver's LP and MILP
 )

@@ -15,6 +15,7 @@
 #include "kareus/core/printable.hpp"
 #include "kareus/core/table.hpp"
 #include "kareus/executor/overlap.hpp"
+#include "kareus/hardware/gpu_file.hpp"
 #include "kareus/hardware/gpu_spec.hpp"
 #include "overlap_cuda.hpp"
 
@@ -28,6 +29,7 @@ constexpr const char* kWhere = "command line";
 
 struct OverlapFlags {
   std::string gpu;
+  std::string gpu_file;
   std::string compute = "gemm";
   std::string shape;
   std::string dtype = "bf16";
@@ -232,8 +234,12 @@ std::string format_sweep(const std::vector<executor::OverlapReport>& rows) {
 }
 
 void run(const OverlapFlags& f) {
-  require(!f.gpu.empty(), kWhere, "--gpu", "", "required: a GPU of `kareus gpus`");
-  const GpuSpec gpu = load_gpu(f.gpu);
+  require(!f.gpu.empty() || !f.gpu_file.empty(), kWhere, "--gpu", "",
+          "required: a GPU of `kareus gpus` (or --gpu-file)");
+  require(f.gpu.empty() || f.gpu_file.empty(), kWhere, "--gpu-file", f.gpu_file,
+          "give --gpu or --gpu-file, not both");
+  const GpuSpec gpu =
+      f.gpu_file.empty() ? load_gpu(f.gpu) : read_gpu_file(f.gpu_file, "--gpu-file").spec();
   const Compute operands = compute_kernel(f);
   const Kernel& compute = operands.kernel;
   const Kernel comm = collective_kernel(f);
@@ -309,6 +315,9 @@ void register_overlap_command(CLI::App& app) {
       "overlap",
       "What-if for one compute kernel beside one collective: alone, back to back, overlapped");
   cmd->add_option("--gpu", flags->gpu, "GPU type (kareus gpus)");
+  cmd->add_option("--gpu-file", flags->gpu_file,
+                  "GPU file instead (kareus calibrate writes one): a path, or a name in "
+                  "$XDG_CONFIG_HOME/kareus/gpus");
   cmd->add_option("--compute", flags->compute, "gemm, attention or elementwise")
       ->capture_default_str();
   cmd->add_option("--shape", flags->shape,

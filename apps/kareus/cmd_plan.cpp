@@ -140,6 +140,7 @@ void register_plan_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "plan", "Plan a training job: frontiers of megatron, perseus, nanobatch-perseus, kareus");
   f->workload.add_to(*cmd);
+  f->workload.add_gpu_file_to(*cmd);
   const auto* methods =
       cmd->add_option("--methods", f->methods,
                       "Comma-separated: megatron, perseus, nanobatch-perseus, kareus, "

@@ -2,6 +2,7 @@
 // per-instruction SM clocks on a GPU, through NVML or kareusd, with measured time and energy.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -31,6 +32,9 @@ struct RunScheduleFlags {
   double hold_ms = 100;
   std::string daemon;
   bool json = false;
+  std::string record;
+  int rank = 0;
+  int iterations = 1;
 };
 
 // One instruction as the controller treats it: `change` when its clock differs from the one
@@ -72,6 +76,7 @@ Json launches_json(const std::map<std::string, PartitionLaunch>& partitions) {
 struct Played {
   runtime::EnergyMeasurement measurement;
   runtime::ControllerStats stats;
+  std::filesystem::path record;  // empty when not recording
 };
 
 void play(const RunScheduleFlags& f, const Schedule& s, std::vector<Step>& steps, Played& out) {
@@ -86,19 +91,25 @@ void play(const RunScheduleFlags& f, const Schedule& s, std::vector<Step>& steps
   } else {
     backend = std::make_unique<runtime::NvmlClockBackend>(nvml, f.gpu);
   }
-  runtime::FrequencyController controller(s, f.stage, std::move(backend));
+  runtime::ControllerOptions options;
+  if (!f.record.empty()) options.record = runtime::RecordOptions{f.record, f.rank, f.gpu, nvml, {}};
+  runtime::FrequencyController controller(s, f.stage, std::move(backend), options);
   runtime::EnergyMonitor monitor(nvml, {f.gpu});
   monitor.begin_window("run-schedule");
-  for (Step& step : steps) {
-    controller.on_instruction_begin(step.stage, step.instruction->microbatch,
-                                    step.instruction->direction);
-    controller.wait_until_applied();
-    step.observed_mhz = nvml->sm_clock(f.gpu).value();
-    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(f.hold_ms));
+  for (int iteration = 0; iteration < f.iterations; ++iteration) {
+    for (Step& step : steps) {
+      controller.on_instruction_begin(step.stage, step.instruction->microbatch,
+                                      step.instruction->direction);
+      controller.wait_until_applied();
+      step.observed_mhz = nvml->sm_clock(f.gpu).value();
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(f.hold_ms));
+      controller.on_instruction_end();
+    }
+    controller.on_step_end();
   }
-  controller.on_step_end();
   out.measurement = monitor.end_window("run-schedule");
   out.stats = controller.stats();
+  out.record = controller.record_path();
 }
 
 std::string format_report(const RunScheduleFlags& f, const Schedule& s,
@@ -135,6 +146,8 @@ std::string format_report(const RunScheduleFlags& f, const Schedule& s,
                        played->stats.clock_changes, played->stats.skipped,
                        played->measurement.time.value(), played->measurement.total_energy.value(),
                        f.gpu);
+    if (!played->record.empty())
+      out += fmt::format("measurement record: {}\n", played->record.string());
   }
   return out;
 }
@@ -168,6 +181,7 @@ Json report_json(const RunScheduleFlags& f, const Schedule& s, const std::vector
                      {"skipped", played->stats.skipped},
                      {"time_s", played->measurement.time.value()},
                      {"energy_j", played->measurement.total_energy.value()}};
+    if (!played->record.empty()) doc["played"]["record"] = played->record.string();
   }
   return doc;
 }
@@ -187,6 +201,11 @@ void run(const RunScheduleFlags& f) {
             "choose the stage to play on this GPU (the schedule has several)");
     flags.stage = 0;
   }
+  require(flags.iterations >= 1, "run-schedule", "--iterations", std::to_string(flags.iterations),
+          "must be >= 1");
+  require(flags.rank >= 0, "run-schedule", "--rank", std::to_string(flags.rank), "must be >= 0");
+  require(!f.dry_run || f.record.empty(), "run-schedule", "--record", f.record,
+          "a dry run measures nothing; drop --dry-run to record");
   std::vector<Step> steps = steps_of(s, flags.stage);
   Played played;
   if (!f.dry_run) play(flags, s, steps, played);
@@ -220,6 +239,13 @@ void register_run_schedule_command(CLI::App& app) {
                   "Change clocks through kareusd at this socket instead of NVML directly")
       ->envname("KAREUSD_SOCKET");
   add_json_flag(*cmd, flags->json, "One JSON document on stdout");
+  cmd->add_option("--iterations", flags->iterations, "Iterations of the schedule to play")
+      ->capture_default_str();
+  cmd->add_option("--record", flags->record,
+                  "Write a measurement record of every instruction and iteration to this file "
+                  "(docs/measurement-format.md); {rank} in it becomes --rank");
+  cmd->add_option("--rank", flags->rank, "This process's rank, for the record")
+      ->capture_default_str();
   cmd->callback([flags] { run(*flags); });
 }
 

@@ -199,6 +199,7 @@ void register_search_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "search", "Search the time-energy frontier of partition configurations on the emulator");
   flags->workload.add_to(*cmd);
+  flags->workload.add_gpu_file_to(*cmd);
   cmd->add_option("--partition", flags->partition, "Partition key (fwd_attn, ...) or 'all'")
       ->capture_default_str();
   cmd->add_option("--strategy", flags->strategy, "exhaustive, random, paper or kareus")

@@ -144,6 +144,7 @@ void register_simulate_command(CLI::App& app) {
   auto flags = std::make_shared<SimulateFlags>();
   auto* cmd = app.add_subcommand("simulate", "Emulate one training iteration");
   flags->workload.add_to(*cmd);
+  flags->workload.add_gpu_file_to(*cmd);
   auto* clock = cmd->add_option("--clock", flags->clock_mhz, "Locked SM clock in MHz");
   cmd->add_option("--governor", flags->governor,
                   "'default': unlocked clock throttled by the power limit")

@@ -20,5 +20,6 @@ void register_overlap_command(CLI::App& app);
 void register_devices_command(CLI::App& app);
 void register_report_command(CLI::App& app);
 void register_compare_command(CLI::App& app);
+void register_calibrate_command(CLI::App& app);
 
 }  // namespace kareus::cli

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   kareus::cli::register_plan_command(app);
   kareus::cli::register_report_command(app);
   kareus::cli::register_compare_command(app);
+  kareus::cli::register_calibrate_command(app);
   kareus::cli::register_energylens_command(app);
   kareus::cli::register_kernel_dvfs_command(app);
   kareus::cli::register_pipeline_solve_command(app);

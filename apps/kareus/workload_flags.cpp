@@ -8,6 +8,7 @@
 
 #include "kareus/core/error.hpp"
 #include "kareus/core/printable.hpp"
+#include "kareus/hardware/gpu_file.hpp"
 #include "kareus/workload/memory.hpp"
 
 namespace kareus::cli {
@@ -38,7 +39,24 @@ void widen_to_fit(workload::WorkloadRequest& r) {
   r.parallelism.pp = layout->pp;
 }
 
+workload::Workload with_gpu_file(workload::Workload w, const std::string& gpu_file) {
+  if (gpu_file.empty()) return w;
+  const GpuFile file = read_gpu_file(gpu_file, "--gpu-file");
+  require(file.model() == w.gpu.name, "command line", "--gpu-file", gpu_file,
+          fmt::format("describes {}, not the workload's GPU {}; give --gpu (or the workload's "
+                      "\"gpu\") of the same model",
+                      file.model(), w.gpu.name));
+  w.gpu = file.spec();
+  return w;
+}
+
 }  // namespace
+
+void WorkloadFlags::add_gpu_file_to(CLI::App& app) {
+  app.add_option("--gpu-file", gpu_file,
+                 "GPU file to emulate instead of the catalogue's (kareus calibrate writes one): a "
+                 "path, or a name in $XDG_CONFIG_HOME/kareus/gpus");
+}
 
 void WorkloadFlags::add_to(CLI::App& app) {
   app.add_option("--workload", workload_files,
@@ -75,7 +93,7 @@ workload::Workload WorkloadFlags::resolve() const {
                            "a workload JSON file; only `kareus plan` takes a folder");
     workload::WorkloadRequest r = workload::read_workload_request(workload_files.front());
     r.training_job = training_job;
-    return warned(workload::make_workload(r), training_job);
+    return with_gpu_file(warned(workload::make_workload(r), training_job), gpu_file);
   }
   if (model.empty()) throw Error("no workload: give --workload FILE.json or --model NAME");
   workload::WorkloadRequest r;
@@ -95,7 +113,7 @@ workload::Workload WorkloadFlags::resolve() const {
   const bool layout_given = std::any_of(layout_options.begin(), layout_options.end(),
                                         [](const CLI::Option* o) { return o->count() > 0; });
   if (training_job && !layout_given) widen_to_fit(r);
-  return warned(workload::make_workload(r), training_job);
+  return with_gpu_file(warned(workload::make_workload(r), training_job), gpu_file);
 }
 
 std::vector<NamedWorkload> WorkloadFlags::resolve_all() const {
@@ -130,7 +148,9 @@ std::vector<NamedWorkload> WorkloadFlags::resolve_all() const {
       require(earlier.name != name, "command line", "--workload", file,
               "workload file names must differ (outputs are written per name)");
     out.push_back(
-        {name, warned(workload::make_workload(workload::read_workload_request(file)), true)});
+        {name,
+         with_gpu_file(warned(workload::make_workload(workload::read_workload_request(file)), true),
+                       gpu_file)});
   }
   return out;
 }

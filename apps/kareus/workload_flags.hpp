@@ -30,8 +30,12 @@ struct WorkloadFlags {
   // --tp, --cp, --pp and --dp as registered: a layout none of them names is the default one, which
   // resolve() widens to the smallest that fits when the model does not fit on one GPU.
   std::vector<const CLI::Option*> layout_options;
+  // A GPU file to use instead of the catalogue's (a calibrated one, `kareus calibrate`).
+  std::string gpu_file;
 
   void add_to(CLI::App& app);
+  // --gpu-file, for the commands that run the emulator on the workload.
+  void add_gpu_file_to(CLI::App& app);
   // Validates and loads; throws kareus::Error on bad input or more than one workload.
   workload::Workload resolve() const;
   // Every workload named, folders expanded to their *.json files in name order.

@@ -284,6 +284,11 @@ typedef struct kareus_controller_options {
   int partition_clocks;
   /* Nonzero: lock the memory clock at its maximum until the clocks are restored (NVML only). */
   int lock_memory_clock;
+  /* Non-NULL: write a measurement record of every instruction and iteration to this file
+   * (docs/measurement-format.md); "{rank}" in it becomes `rank`. The file must not exist or be
+   * empty. NULL (the default): no record. */
+  const char* record_path;
+  int rank;
 } kareus_controller_options;
 
 KAREUS_API void kareus_controller_options_init(kareus_controller_options* options);
@@ -306,6 +311,9 @@ KAREUS_API kareus_status kareus_controller_instruction_begin(kareus_controller* 
  * its clock from step_clocks_mhz is queued when it differs from the previous one. */
 KAREUS_API kareus_status kareus_controller_instruction_step(kareus_controller* controller,
                                                             int step);
+/* The current instruction ends (optional): with a record, its span ends here rather than where
+ * the next instruction begins, so waits between instructions are left out of it. */
+KAREUS_API kareus_status kareus_controller_instruction_end(kareus_controller* controller);
 /* End of an iteration: every instruction must have run; the schedule starts over. */
 KAREUS_API kareus_status kareus_controller_step_end(kareus_controller* controller);
 /* Blocks until every queued clock change reached the GPU. */

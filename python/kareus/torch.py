@@ -109,6 +109,26 @@ def _ranks_sharing_gpu(nvml_gpu):
                                   if r != rank and tuple(where) == mine]}
 
 
+def _rank_and_world(rank):
+    """(the rank a record names, the job's number of ranks) from torch.distributed."""
+    import torch.distributed as dist
+    if dist.is_available() and dist.is_initialized():
+        return (dist.get_rank() if rank is None else rank), dist.get_world_size()
+    return (0 if rank is None else rank), 1
+
+
+def _record_path(record, world):
+    """The record file of this rank: "{rank}" is left for the controller to fill; without it, a
+    job of several ranks gets ".{rank}" before the suffix so that ranks never share a file."""
+    if record is None:
+        return None
+    path = os.fspath(record)
+    if world > 1 and "{rank}" not in path:
+        root, suffix = os.path.splitext(path)
+        path = root + ".{rank}" + suffix
+    return path
+
+
 def _inside_reentrant_checkpoint():
     """Whether the module is being called from torch.utils.checkpoint's reentrant function
     (CheckpointFunction.forward, under no_grad, or its backward's re-run). Only the few frames
@@ -169,6 +189,12 @@ class PipelineStage:
         [gpu]); `measurements` holds one kareus.EnergyMeasurement per completed iteration.
     restore_on_signals: reset the clocks on SIGINT, SIGTERM, SIGHUP or SIGQUIT, then hand the
         signal to the program's handler (a signal the program ignores stays ignored).
+    record: write a measurement record (docs/measurement-format.md) of every instruction and
+        iteration to this file, for `kareus compare --measured` and `kareus calibrate`. With
+        torch.distributed and more than one rank, each rank writes its own: "{rank}" in the name
+        becomes the rank, or ".<rank>" goes before the suffix ("run.jsonl" -> "run.3.jsonl").
+        A forward ends when it returns, a backward when every trainable parameter of the stage
+        has its gradient. rank: the rank the record names (default: torch.distributed's, else 0).
 
     Forwards run under torch.no_grad() (evaluation) are not training instructions and are
     ignored. Activation recomputation inside the module re-runs inner modules only, so it does
@@ -180,7 +206,7 @@ class PipelineStage:
                  microbatches=0, pipeline_stages=0, tp=None, cp=None, dp=None, model=None,
                  recompute=None, virtual_pipeline_stages=None, check_gpu_sharing=True,
                  layers=None, allow_partial=False, lock_memory_clock=False,
-                 at_gpu_position=True):
+                 at_gpu_position=True, record=None, rank=None):
         if not isinstance(schedule, Schedule):
             schedule = load_schedule(os.fspath(schedule))
         if isinstance(module, (list, tuple, torch.nn.ModuleList)) and len(module) > 1:
@@ -197,11 +223,14 @@ class PipelineStage:
                "virtual_pipeline_stages": virtual_pipeline_stages}
         if check_gpu_sharing:
             job.update(_ranks_sharing_gpu(gpu))
+        rank, world = _rank_and_world(rank)
         self.controller = FrequencyController(
             schedule, stage, gpu=gpu, daemon_socket=daemon_socket,
             restore_on_signals=restore_on_signals, pipeline_stages=pipeline_stages,
             microbatches=microbatches, lock_memory_clock=lock_memory_clock,
-            cuda_stream=_stream_of(cuda_device) if at_gpu_position else None, job=job)
+            cuda_stream=_stream_of(cuda_device) if at_gpu_position else None, job=job,
+            record=_record_path(record, world), rank=rank)
+        self.record_path = self.controller.record_path
         self.current_instruction = None
         self._position = 0
         if layers is not None:
@@ -219,6 +248,11 @@ class PipelineStage:
         self._closed = False
         self._hooks = [module.register_forward_pre_hook(self._before_forward),
                        module.register_forward_hook(self._after_forward)]
+        # A backward ends when every trainable parameter has its gradient; only a record needs it.
+        self._gradients_left = 0
+        self._parameters = ([p for p in module.parameters() if p.requires_grad]
+                            if self.record_path else [])
+        self._hooks += [p.register_hook(self._parameter_gradient) for p in self._parameters]
 
     def __enter__(self):
         return self
@@ -344,6 +378,15 @@ class PipelineStage:
             if not started:
                 started.append(True)
                 self._advance(microbatch, "backward")
+                self._gradients_left = len(self._parameters)
 
         for tensor in tensors:
             tensor.register_hook(backward_begins)
+        if self.record_path:
+            self.controller.on_instruction_end()
+
+    def _parameter_gradient(self, grad):
+        if self._gradients_left > 0:
+            self._gradients_left -= 1
+            if self._gradients_left == 0:
+                self.controller.on_instruction_end()

@@ -95,7 +95,8 @@ void bind_runtime(py::module_& m) {
                        const std::optional<std::string>& daemon, bool restore_on_signals,
                        int pipeline_stages, int microbatches, bool check_gpu_model,
                        bool partition_clocks, bool lock_memory_clock,
-                       std::optional<std::uintptr_t> cuda_stream, const py::dict& job) {
+                       std::optional<std::uintptr_t> cuda_stream, const py::dict& job,
+                       const std::optional<std::string>& record, int rank) {
              runtime::ControllerOptions options;
              options.restore_on_signals = restore_on_signals;
              options.job = job_shape(job);
@@ -104,6 +105,7 @@ void bind_runtime(py::module_& m) {
              options.check_gpu_model = check_gpu_model;
              options.partition_clocks = partition_clocks;
              options.lock_memory_clock = lock_memory_clock;
+             if (record) options.record = runtime::RecordOptions{*record, rank, gpu, nullptr, {}};
              py::gil_scoped_release unlocked;
              return make_controller(schedule, stage, gpu, daemon, std::move(options), cuda_stream);
            }),
@@ -115,6 +117,7 @@ void bind_runtime(py::module_& m) {
            py::arg("partition_clocks") = runtime::ControllerOptions{}.partition_clocks,
            py::arg("lock_memory_clock") = runtime::ControllerOptions{}.lock_memory_clock,
            py::arg("cuda_stream") = py::none(), py::arg("job") = py::dict(),
+           py::arg("record") = py::none(), py::arg("rank") = 0,
            "Checks the job shape (pipeline_stages, microbatches; 0: unchecked; job: a dict of "
            "tp, cp, dp, model, recompute, virtual_pipeline_stages, rank, ranks_sharing_gpu), the "
            "GPU model and every clock of the stage against the GPU before any clock changes, and "
@@ -124,13 +127,22 @@ void bind_runtime(py::module_& m) {
            "reaches its instruction on that stream (None: when the host reaches it). "
            "partition_clocks: apply step_clocks_mhz, reported with on_instruction_step (otherwise "
            "such a schedule is refused). lock_memory_clock: memory clock at its maximum until the "
-           "clocks are restored.")
+           "clocks are restored. record: write a measurement record to this file ('{rank}' in it "
+           "becomes rank; docs/measurement-format.md).")
       .def_property_readonly("stage", &FrequencyController::stage)
       .def("on_instruction_begin", &FrequencyController::on_instruction_begin, py::arg("stage"),
            py::arg("microbatch"), py::arg("direction"), release(),
            "Before each forward/backward; must be the stage's next instruction.")
       .def("on_instruction_step", &FrequencyController::on_instruction_step, py::arg("step"),
            release(), "Step `step` of the current instruction begins (partition_clocks).")
+      .def("on_instruction_end", &FrequencyController::on_instruction_end, release(),
+           "The current instruction ends (optional; with a record its span ends here).")
+      .def_property_readonly("record_path",
+                             [](const FrequencyController& c) -> std::optional<std::string> {
+                               const auto p = c.record_path();
+                               if (p.empty()) return std::nullopt;
+                               return p.string();
+                             })
       .def("on_step_end", &FrequencyController::on_step_end, release(),
            "End of an iteration; the schedule starts over.")
       .def("wait_until_applied", &FrequencyController::wait_until_applied, release())

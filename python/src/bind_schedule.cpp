@@ -39,6 +39,11 @@ void bind_schedule(py::module_& m) {
                                if (!i.predicted_time) return std::nullopt;
                                return i.predicted_time->value();
                              })
+      .def_property_readonly("predicted_energy_j",
+                             [](const ScheduleInstruction& i) -> std::optional<double> {
+                               if (!i.predicted_energy) return std::nullopt;
+                               return i.predicted_energy->value();
+                             })
       .def(py::self == py::self)
       .def("__repr__", [](const ScheduleInstruction& i) {
         return "kareus.ScheduleInstruction(microbatch=" + std::to_string(i.microbatch) +

@@ -50,6 +50,8 @@ kareus_status kareus_controller_create(const kareus_schedule* schedule, int stag
     co.check_gpu_model = o.check_gpu_model != 0;
     co.partition_clocks = o.partition_clocks != 0;
     co.lock_memory_clock = o.lock_memory_clock != 0;
+    if (o.record_path)
+      co.record = runtime::RecordOptions{o.record_path, o.rank, o.gpu, nullptr, {}};
     auto c = std::make_unique<kareus_controller>();
     c->controller = std::make_unique<runtime::FrequencyController>(schedule->schedule, stage,
                                                                    backend_of(o), co);
@@ -71,6 +73,10 @@ kareus_status kareus_controller_instruction_begin(kareus_controller* controller,
 
 kareus_status kareus_controller_instruction_step(kareus_controller* controller, int step) {
   return guarded([&] { controller_of(controller).on_instruction_step(step); });
+}
+
+kareus_status kareus_controller_instruction_end(kareus_controller* controller) {
+  return guarded([&] { controller_of(controller).on_instruction_end(); });
 }
 
 kareus_status kareus_controller_step_end(kareus_controller* controller) {

@@ -8,6 +8,7 @@
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/core/paths.hpp"
+#include "kareus/hardware/gpu_file.hpp"
 
 namespace kareus {
 namespace fs = std::filesystem;
@@ -181,6 +182,9 @@ GpuSpec load_gpu(const std::string& name_or_path) {
   if (path.extension() != ".json") path = data_dir() / "gpus" / (name_or_path + ".json");
   // A name too long for the file system is an unknown name, not an exception.
   std::error_code missing;
+  if (!fs::exists(path, missing) && fs::path(name_or_path).extension() != ".json") {
+    if (auto user = find_user_gpu(name_or_path)) path = *user;
+  }
   if (!fs::exists(path, missing)) {
     std::string known;
     for (const auto& n : list_gpus()) known += (known.empty() ? "" : ", ") + n;
@@ -197,6 +201,10 @@ std::vector<std::string> list_gpus() {
     if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
   std::sort(names.begin(), names.end());
   return names;
+}
+
+GpuSpec gpu_from_document(const JsonValue& root) {
+  return parse_gpu(root);
 }
 
 }  // namespace kareus

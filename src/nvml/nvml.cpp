@@ -117,6 +117,13 @@ unsigned Nvml::device_count() const {
   return count;
 }
 
+std::string Nvml::driver_version() const {
+  char buffer[80] = {};
+  check(*api_, api_->nvmlSystemGetDriverVersion(buffer, sizeof buffer),
+        "nvmlSystemGetDriverVersion");
+  return std::string(buffer, strnlen(buffer, sizeof buffer));
+}
+
 std::string Nvml::name(unsigned gpu) const {
   char buffer[KAREUS_NVML_DEVICE_NAME_BUFFER_SIZE] = {};
   check(*api_, api_->nvmlDeviceGetName(device(*api_, gpu), buffer, sizeof buffer),

@@ -386,6 +386,7 @@ Schedule make_schedule(const PlanResult& plan, const SelectedPlan& selected) {
       for (const auto& [key, c] : opt.recompute) si.recompute_partitions[key] = {c.slot, c.sms};
       for (MHz f : opt.step_clocks) si.step_clocks.push_back(MHz(std::round(f.value())));
       si.predicted_time = opt.time;
+      si.predicted_energy = opt.dynamic_energy + plan.workload.gpu.static_power * opt.time;
       ss.instructions.push_back(std::move(si));
     }
     s.stages.push_back(std::move(ss));

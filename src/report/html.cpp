@@ -225,6 +225,55 @@ const char* kRender = R"(
 })();
 )";
 
+// The plan against its measured run (report/measured_compare.hpp), from its JSON form.
+std::string measured_section(const Json& m) {
+  const auto pct = [](const Json& v) {
+    return fmt::format("{:+.1f} %", 100 * v.at("error").get<double>());
+  };
+  const auto num = [](const Json& v, const char* key, const char* spec) {
+    return fmt::format(fmt::runtime(spec), v.at(key).get<double>());
+  };
+  std::string h = fmt::format(
+      "<h2>Measured against the plan</h2>\n<p>{}</p>\n<p class=\"note\">{} rank(s) recorded of "
+      "{} GPUs, {} complete iteration(s); medians over iterations and spans "
+      "(docs/calibration.md).</p>\n<table>\n<tr><th>per iteration</th><th>planned</th>"
+      "<th>measured</th><th>error</th></tr>\n",
+      escape(m.at("explanation").get<std::string>()), m.at("ranks").get<int>(),
+      m.at("job_gpus").get<int>(), m.at("iterations").get<int>());
+  const auto row = [&](const std::string& name, const Json& v, const char* spec) {
+    h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", escape(name),
+                     num(v, "planned", spec), num(v, "measured", spec), pct(v));
+  };
+  row("time s", m.at("iteration_time_s"), "{:.3f}");
+  if (m.contains("job_energy_j")) row("energy J, all GPUs", m.at("job_energy_j"), "{:.0f}");
+  h += "</table>\n<table>\n<tr><th>stage</th><th>instruction kind</th><th>spans</th>"
+       "<th>time s planned</th><th>measured</th><th>error</th><th>energy J planned</th>"
+       "<th>measured</th><th>error</th></tr>\n";
+  for (const auto& k : m.at("kinds")) {
+    const Json& t = k.at("time_s");
+    std::string energy = "<td>-</td><td>-</td><td>-</td>";
+    if (k.contains("energy_j")) {
+      const Json& e = k.at("energy_j");
+      energy = fmt::format("<td>{}</td><td>{}</td><td>{}</td>", num(e, "planned", "{:.1f}"),
+                           num(e, "measured", "{:.1f}"), pct(e));
+    }
+    h += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}</tr>\n",
+        k.at("stage").get<int>(), escape(k.at("kind").get<std::string>()),
+        k.at("spans").get<std::size_t>(), num(t, "planned", "{:.4f}"), num(t, "measured", "{:.4f}"),
+        pct(t), energy);
+  }
+  h += "</table>\n";
+  for (const auto& o : m.at("outliers"))
+    h += fmt::format(
+        "<p><b>Outlier</b>: rank {} (stage {}, {}) {}: {}</p>\n", o.at("rank").get<int>(),
+        o.at("stage").get<int>(), escape(o.at("gpu_uuid").get<std::string>()),
+        escape(o.at("what").get<std::string>()), escape(o.at("detail").get<std::string>()));
+  for (const auto& n : m.at("notes"))
+    h += fmt::format("<p class=\"note\">{}</p>\n", escape(n.get<std::string>()));
+  return h;
+}
+
 }  // namespace
 
 // The selected plan's ledger against another plan's (kareus compare), term by term.
@@ -297,6 +346,7 @@ std::string plan_report_html(const Json& data, const ChartLibrary& library) {
                 : "<p class=\"note\">The selected method searches no partition "
                   "configuration.</p>\n";
   h += choices_table(data);
+  if (data.contains("measured")) h += measured_section(data.at("measured"));
   h += "<h2>Workload</h2>\n" + workload_facts(data);
   h += "<h2>Provenance</h2>\n" + provenance_facts(data, library);
   h += "<script type=\"application/json\" id=\"kareus-data\">" + script_safe(page.dump(), true) +

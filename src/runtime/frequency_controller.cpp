@@ -100,6 +100,12 @@ FrequencyController::FrequencyController(const Schedule& schedule, int stage,
   check_job(schedule, job);
   check_step_clocks(stage_of(schedule, stage), options_);
   check_supported(stage_of(schedule, stage), *backend_);
+  if (options_.record) {
+    recorder_ = std::make_shared<RunRecorder>(
+        schedule, stage,
+        options_.gpu_queue ? measurement::Boundaries::kGpu : measurement::Boundaries::kHost,
+        *options_.record);
+  }
   if (options_.lock_memory_clock) {
     memory_locked_ = true;  // a failed lock may still have changed the clock
     try {
@@ -137,6 +143,7 @@ FrequencyController::~FrequencyController() {
   }
   wake_.notify_all();
   worker_.join();
+  if (recorder_) recorder_->close();
 }
 
 void FrequencyController::worker_loop() {
@@ -156,8 +163,8 @@ void FrequencyController::worker_loop() {
         try {
           locked_ = true;  // a failed set may still have changed the clock
           backend_->set_sm_clock(pending.clock);
-          record_applied(
-              {pending.clock, pending.requested, reached, std::chrono::steady_clock::now()});
+          record_applied({pending.iteration, pending.instruction, pending.clock, pending.requested,
+                          reached, std::chrono::steady_clock::now()});
         } catch (...) {
           failure = std::current_exception();
         }
@@ -187,11 +194,32 @@ bool FrequencyController::wait_for_gpu(const Pending& pending, AppliedClock::Tim
 void FrequencyController::record_applied(const AppliedClock& applied) {
   const Seconds lead = seconds_between(applied.requested, applied.reached);
   const Seconds lateness = seconds_between(applied.reached, applied.applied);
-  std::lock_guard<std::mutex> lock(mutex_);
-  ++stats_.applied;
-  stats_.max_lead = std::max(stats_.max_lead, lead);
-  stats_.max_lateness = std::max(stats_.max_lateness, lateness);
-  stats_.total_lateness += lateness;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.applied;
+    stats_.max_lead = std::max(stats_.max_lead, lead);
+    stats_.max_lateness = std::max(stats_.max_lateness, lateness);
+    stats_.total_lateness += lateness;
+  }
+  if (recorder_)
+    recorder_->clock_applied(applied.iteration, applied.instruction, applied.clock, lead, lateness);
+}
+
+void FrequencyController::record_locked(std::function<void(RunRecorder&)> record) {
+  if (!recorder_) return;
+  if (!options_.gpu_queue) {
+    record(*recorder_);
+    return;
+  }
+  recorder_->marker_queued();
+  options_.gpu_queue->enqueue_marker([recorder = recorder_, record = std::move(record)] {
+    record(*recorder);
+    recorder->marker_reached();
+  });
+}
+
+std::filesystem::path FrequencyController::record_path() const {
+  return recorder_ ? recorder_->path() : std::filesystem::path();
 }
 
 void FrequencyController::throw_if_failed() const {
@@ -245,10 +273,26 @@ void FrequencyController::on_instruction_begin(int stage, int microbatch,
         "schedule runs the {} of microbatch {}, the training loop called the {} of microbatch {}",
         stage_, position_, expected.direction, expected.microbatch, direction, microbatch));
   }
+  record_locked([index = position_](RunRecorder& r) { r.instruction_begin(index); });
   ++position_;
   next_step_ = 0;
+  ended_ = false;
   ++stats_.instructions;
   if (!released_locked()) request_locked(expected.clock);
+}
+
+void FrequencyController::on_instruction_end() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  throw_if_failed();
+  throw_if_stopped();
+  if (position_ == 0 || ended_) {
+    throw Error(fmt::format(
+        "frequency controller: on_instruction_end on stage {} without an instruction that began "
+        "and has not ended",
+        stage_));
+  }
+  ended_ = true;
+  record_locked([](RunRecorder& r) { r.instruction_end(); });
 }
 
 void FrequencyController::request_locked(MHz clock) {
@@ -258,7 +302,8 @@ void FrequencyController::request_locked(MHz clock) {
   }
   last_requested_ = clock;
   ++stats_.clock_changes;
-  Pending pending{clock, std::chrono::steady_clock::now(), nullptr};
+  Pending pending{clock, std::chrono::steady_clock::now(), nullptr, iteration_,
+                  position_ == 0 ? 0 : position_ - 1};
   if (options_.gpu_queue) {
     pending.marker = std::make_shared<Marker>();
     options_.gpu_queue->enqueue_marker([marker = pending.marker, board = board_] {
@@ -309,15 +354,20 @@ void FrequencyController::on_step_end() {
           stage_, position_, instructions_.size()));
     }
     position_ = 0;
+    ++iteration_;
+    record_locked([](RunRecorder& r) { r.iteration_end(); });
   }
   // Once per iteration, outside mutex_: the signal registry locks controllers under its own lock.
   if (options_.restore_on_signals) warn_of_replaced_handlers();
 }
 
 void FrequencyController::wait_until_applied() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  idle_.wait(lock, [&] { return queue_.empty() && !busy_; });
-  throw_if_failed();
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    idle_.wait(lock, [&] { return queue_.empty() && !busy_; });
+    throw_if_failed();
+  }
+  if (recorder_) recorder_->wait_for_markers();
 }
 
 void FrequencyController::restore_default_clocks() {
@@ -327,6 +377,9 @@ void FrequencyController::restore_default_clocks() {
     queue_.clear();
   }
   reset_now();
+  // The job is over for this controller: its record ends here, not when the object goes away
+  // (Python keeps it alive after the stage closes).
+  if (recorder_) recorder_->close();
 }
 
 void FrequencyController::release_after_signal(int signo) {

@@ -75,7 +75,8 @@ std::map<std::string, PartitionLaunch> parse_partitions(const JsonValue& object,
 
 ScheduleInstruction parse_instruction(const JsonValue& json) {
   json.reject_unknown_keys({"microbatch", "direction", "clock_mhz", "execution", "partitions",
-                            "recompute_partitions", "step_clocks_mhz", "predicted_time_s"});
+                            "recompute_partitions", "step_clocks_mhz", "predicted_time_s",
+                            "predicted_energy_j"});
   ScheduleInstruction in;
   in.microbatch = small_int(json.at("microbatch"), 0);
   in.direction = one_of(json.at("direction"), {"forward", "backward"});
@@ -88,6 +89,8 @@ ScheduleInstruction parse_instruction(const JsonValue& json) {
     in.recompute_partitions = parse_partitions(*recompute, "fwd_");
   }
   if (auto t = json.find("predicted_time_s")) in.predicted_time = Seconds(t->as_positive_number());
+  if (auto e = json.find("predicted_energy_j"))
+    in.predicted_energy = Joules(e->as_positive_number());
   const bool has_partitions = !in.partitions.empty() || !in.recompute_partitions.empty();
   if (in.execution == "nanobatch" && in.partitions.empty()) {
     json.fail("a nanobatch instruction needs \"partitions\"");
@@ -286,6 +289,7 @@ std::string to_json(const Schedule& s) {
                        {"clock_mhz", static_cast<std::int64_t>(in.clock.value())},
                        {"execution", in.execution}};
       if (in.predicted_time) j["predicted_time_s"] = in.predicted_time->value();
+      if (in.predicted_energy) j["predicted_energy_j"] = in.predicted_energy->value();
       if (!in.partitions.empty()) j["partitions"] = partitions_json(in.partitions);
       if (!in.recompute_partitions.empty()) {
         j["recompute_partitions"] = partitions_json(in.recompute_partitions);

@@ -560,6 +560,53 @@ static int test_monitor(void) {
   return 0;
 }
 
+/* record_path: one line per instruction (its end reported), per iteration, and the end line;
+ * "{rank}" in the path becomes co.rank. */
+static int test_record(void) {
+  kareus_schedule* s = NULL;
+  kareus_controller* c = NULL;
+  kareus_controller_options o;
+  char pattern[300], path[300];
+  snprintf(pattern, sizeof pattern, "%s.{rank}.jsonl", log_path);
+  snprintf(path, sizeof path, "%s.4.jsonl", log_path);
+  unlink(path);
+  CHECK_OK(kareus_schedule_load(schedule_path, &s));
+  kareus_controller_options_init(&o);
+  CHECK(o.record_path == NULL);
+  o.record_path = pattern;
+  o.rank = 4;
+  CHECK_OK(kareus_controller_create(s, 0, &o, &c));
+  size_t count = 0;
+  CHECK_OK(kareus_schedule_instruction_count(s, 0, &count));
+  for (size_t i = 0; i < count; ++i) {
+    kareus_instruction ins;
+    CHECK_OK(kareus_schedule_instruction(s, 0, i, &ins));
+    CHECK_OK(kareus_controller_instruction_begin(c, 0, ins.microbatch, ins.direction));
+    CHECK_OK(kareus_controller_instruction_end(c));
+  }
+  CHECK_STATUS(kareus_controller_instruction_end(c), KAREUS_ERROR_INVALID_INPUT);
+  CHECK_OK(kareus_controller_step_end(c));
+  kareus_controller_free(c);
+  kareus_schedule_free(s);
+
+  FILE* f = fopen(path, "r");
+  CHECK(f != NULL);
+  char line[8192];
+  size_t instructions = 0, ended = 0, iterations = 0, lines = 0;
+  int last_is_end = 0;
+  while (fgets(line, sizeof line, f)) {
+    ++lines;
+    instructions += strstr(line, "\"type\":\"instruction\"") != NULL;
+    ended += strstr(line, "\"ended\":true") != NULL;
+    iterations += strstr(line, "\"type\":\"iteration\"") != NULL;
+    last_is_end = strstr(line, "\"type\":\"end\"") != NULL;
+  }
+  fclose(f);
+  unlink(path);
+  CHECK(lines > 0 && instructions == count && ended == count && iterations == 1 && last_is_end);
+  return 0;
+}
+
 typedef struct {
   const char* name;
   int (*run)(void);
@@ -587,6 +634,7 @@ int main(void) {
       {"workload_errors", test_workload_errors},
       {"schedule_fixture", test_schedule_fixture},
       {"controller", test_controller},
+      {"record", test_record},
       {"checks_and_step_clocks", test_checks_and_step_clocks},
       {"nvml_unavailable", test_nvml_unavailable},
       {"monitor", test_monitor},

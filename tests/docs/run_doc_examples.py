@@ -14,9 +14,10 @@ once rendered): COMMAND runs like an example, and the block must be its stdout, 
 figures a page quotes from drifting away from what the program prints.
 
 Each block runs in `bash -euo pipefail` against the build tree (`kareus` on PATH is the built
-one), in a fresh folder where `data/` and `tests/` point into the source tree, with HOME and
-XDG_CACHE_HOME inside that folder so nothing touches the user's files. A block fails on a
-non-zero exit, or when its stdout lacks the text of one of its `# expect:` lines.
+one, and so is every program given with --tool), in a fresh folder where `data/` and `tests/`
+point into the source tree, with HOME, XDG_CACHE_HOME and XDG_CONFIG_HOME inside that folder so
+nothing touches the user's files. A block fails on a non-zero exit, or when its stdout lacks the
+text of one of its `# expect:` lines.
 Unmarked blocks (output transcripts, synopses with [OPTIONS], GPU-only commands) are not run.
 """
 import argparse
@@ -64,7 +65,7 @@ def normalised(text):
     return "\n".join(line.rstrip() for line in text.rstrip().splitlines())
 
 
-def run_block(text, expected_stdout, source_dir, kareus_dir, timeout_s):
+def run_block(text, expected_stdout, source_dir, tool_path, timeout_s):
     """(ok, message) of one block."""
     with tempfile.TemporaryDirectory(prefix="kareus-doc-example-") as work:
         work = pathlib.Path(work)
@@ -72,9 +73,10 @@ def run_block(text, expected_stdout, source_dir, kareus_dir, timeout_s):
             (work / name).symlink_to(source_dir / name)
         env = dict(os.environ)
         env.update(
-            PATH=f"{kareus_dir}:{env.get('PATH', '/usr/bin:/bin')}",
+            PATH=f"{tool_path}:{env.get('PATH', '/usr/bin:/bin')}",
             HOME=str(work / "home"),
             XDG_CACHE_HOME=str(work / "cache"),
+            XDG_CONFIG_HOME=str(work / "config"),
             KAREUS_DATA_DIR=str(source_dir / "data"),
         )
         try:
@@ -96,13 +98,13 @@ def run_block(text, expected_stdout, source_dir, kareus_dir, timeout_s):
     return True, ""
 
 
-def run_all(files, source_dir, kareus_dir, timeout_s):
+def run_all(files, source_dir, tool_path, timeout_s):
     """The number of failed blocks; exits when no file has a runnable example."""
     total = failed = 0
     for path in files:
         for line, text, expected_stdout in examples(path):
             total += 1
-            ok, message = run_block(text, expected_stdout, source_dir, kareus_dir, timeout_s)
+            ok, message = run_block(text, expected_stdout, source_dir, tool_path, timeout_s)
             where = f"{path.relative_to(source_dir) if path.is_relative_to(source_dir) else path}:{line}"
             print(f"{'ok  ' if ok else 'FAIL'} {where}")
             if not ok:
@@ -114,7 +116,7 @@ def run_all(files, source_dir, kareus_dir, timeout_s):
     return failed
 
 
-def self_test(source_dir, kareus_dir, timeout_s):
+def self_test(source_dir, tool_path, timeout_s):
     """The runner itself: a failing command, a missing expected text, a transcript that differs
     from the output, and passing blocks."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -125,7 +127,7 @@ def self_test(source_dir, kareus_dir, timeout_s):
                        "```\nfalse  # unmarked: not run\n```\n"
                        "<!-- kareus-output: echo one; echo two -->\n```text\none\ntwo  \n\n```\n"
                        "<!-- kareus-output: echo one; echo three -->\n```text\none\ntwo\n```\n")
-        failed = run_all([doc], source_dir, kareus_dir, timeout_s)
+        failed = run_all([doc], source_dir, tool_path, timeout_s)
     if failed != 3:
         sys.exit(f"self-test: expected 3 failing examples, got {failed}")
     print("self-test passed")
@@ -136,15 +138,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source-dir", type=pathlib.Path, required=True)
     parser.add_argument("--kareus", type=pathlib.Path, required=True, help="the built kareus")
+    parser.add_argument("--tool", type=pathlib.Path, action="append", default=[],
+                        help="another built program the examples call (repeatable)")
     parser.add_argument("--timeout-s", type=float, default=60)
     parser.add_argument("--self-test", action="store_true")
     args = parser.parse_args()
     source_dir = args.source_dir.resolve()
-    kareus_dir = args.kareus.resolve().parent
+    tool_path = ":".join(str(p.resolve().parent) for p in [args.kareus] + args.tool)
     if args.self_test:
-        return self_test(source_dir, kareus_dir, args.timeout_s)
+        return self_test(source_dir, tool_path, args.timeout_s)
     files = [source_dir / "README.md"] + sorted((source_dir / "docs").glob("*.md"))
-    return 1 if run_all(files, source_dir, kareus_dir, args.timeout_s) else 0
+    return 1 if run_all(files, source_dir, tool_path, args.timeout_s) else 0
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ monitor, the latter two against the fake NVML (tests/nvml/fake_nvml)."""
 
 import json
 import os
+import pathlib
 import signal
 import time
 
@@ -252,3 +253,26 @@ def test_monitor_windows_measure_the_fake_gpus_power():
     assert inner.gpu_energy_j[0] / inner.time_s == pytest.approx(404.5, rel=0.05)
     assert inner.gpu_energy_j[1] / inner.time_s == pytest.approx(271.75, rel=0.05)
     assert not monitor.integrates_power(0)
+
+
+def test_a_calibrated_gpu_file_is_found_by_path_and_in_the_users_catalogue(data_dir, tmp_path,
+                                                                          monkeypatch):
+    """A workload's GPU may be a GPU file (kareus calibrate writes one) by path, or by its name
+    in $XDG_CONFIG_HOME/kareus/gpus; plans on it differ from the catalogue's."""
+    catalogue_dir = os.environ.get("KAREUS_DATA_DIR", str(data_dir.parent.parent / "data"))
+    gpu = json.loads((pathlib.Path(catalogue_dir) / "gpus" / "a100-sxm4-40gb.json").read_text())
+    gpu["name"] = "a100-sxm4-40gb@slower"
+    gpu["gemm_mma_efficiency"]["value"] = 0.8
+    folder = tmp_path / "config" / "kareus" / "gpus"
+    folder.mkdir(parents=True)
+    (folder / "mine.json").write_text(json.dumps(gpu))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    shape = dict(tp=2, pp=2, microbatches=4, microbatch_size=2)
+    by_name = kareus.plan(kareus.Workload("qwen3-1.7b", "a100-sxm4-40gb@slower", **shape),
+                          methods=["perseus"])
+    by_path = kareus.plan(kareus.Workload("qwen3-1.7b", str(folder / "mine.json"), **shape),
+                          methods=["perseus"])
+    catalogue = kareus.plan(kareus.Workload("qwen3-1.7b", "a100-sxm4-40gb", **shape),
+                            methods=["perseus"])
+    fastest = [p["perseus"].fastest().time_s for p in (by_name, by_path, catalogue)]
+    assert fastest[0] == fastest[1] > fastest[2]

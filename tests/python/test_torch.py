@@ -116,3 +116,32 @@ def test_an_output_without_grad_is_refused(clocks_schedule_path, nvml_log):
         with pytest.raises(kareus.Error, match="requires grad"):
             frozen(make_data()[0][0])
     assert stage.measurements == []
+
+
+def test_record_writes_every_instruction_with_its_end(clocks_schedule_path, schedule_document,
+                                                      nvml_log, tmp_path):
+    """record= writes the measurement record: every forward and backward of every iteration as
+    one line whose end the hooks reported, one line per iteration, and the end line."""
+    import json
+    model, data = make_model(), make_data()
+    order = stage_order(schedule_document, 1)
+    path = tmp_path / "run.jsonl"
+    with kareus.torch.PipelineStage(model, clocks_schedule_path, stage=1, gpu=0,
+                                    record=path) as stage:
+        assert stage.record_path == str(path)
+        train(model, stage, order, 2, data)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines[0]["kareus_measurement"] == 1 and lines[0]["stage"] == 1
+    spans = [x for x in lines if x.get("type") == "instruction"]
+    assert [(x["microbatch"], x["direction"]) for x in spans] == order * 2
+    assert all(x["ended"] and x["time_s"] >= 0 and x["energy_j"] >= 0 for x in spans)
+    assert [x["iteration"] for x in lines if x.get("type") == "iteration"] == [0, 1]
+    assert lines[-1] == {"type": "end"}
+
+
+def test_record_refuses_a_file_that_holds_measurements(clocks_schedule_path, nvml_log, tmp_path):
+    path = tmp_path / "run.jsonl"
+    path.write_text("earlier\n")
+    with pytest.raises(kareus.Error, match="already holds measurements"):
+        kareus.torch.PipelineStage(make_model(), clocks_schedule_path, stage=0, gpu=0, record=path)
+    assert path.read_text() == "earlier\n"

@@ -49,6 +49,18 @@ TEST(Schedule, RoundTripsThroughJson) {
   EXPECT_EQ(to_json(parse_schedule(text, "again.json")), text);
 }
 
+TEST(Schedule, PredictedEnergyRoundTripsAndMustBePositive) {
+  Schedule s = load_schedule(kFixture);
+  s.stages[0].instructions[1].predicted_energy = Joules(61.5);
+  const std::string text = to_json(s);
+  EXPECT_NE(text.find("\"predicted_energy_j\": 61.5"), std::string::npos);
+  EXPECT_EQ(parse_schedule(text, "again.json"), s);
+  EXPECT_NE(error_after([](Json& d) {
+              d["stages"][0]["instructions"][0]["predicted_energy_j"] = -3;
+            }).find("/stages/0/instructions/0/predicted_energy_j = -3"),
+            std::string::npos);
+}
+
 TEST(Schedule, SequentialInstructionsRoundTripWithoutPartitions) {
   Schedule s = load_schedule(kTwoStagesSchedule);
   s.method = "perseus";
@@ -121,7 +133,7 @@ TEST(Schedule, FieldErrorsNameFileAndPointer) {
   EXPECT_EQ(error_after([](Json& d) { d["stages"][0]["instructions"][0]["clokc_mhz"] = 900; }),
             "s.json: /stages/0/instructions/0/clokc_mhz = 900: unknown field \"clokc_mhz\"; "
             "allowed: microbatch, direction, clock_mhz, execution, partitions, "
-            "recompute_partitions, step_clocks_mhz, predicted_time_s");
+            "recompute_partitions, step_clocks_mhz, predicted_time_s, predicted_energy_j");
   EXPECT_EQ(error_after([](Json& d) { d["stages"][1]["stage"] = 0; }),
             "s.json: /stages/1/stage = 0: expected 1 (stages in order)");
 }

@@ -10,6 +10,8 @@
 
 namespace kareus {
 
+class JsonValue;
+
 // A monotone piecewise-linear curve y(x) through measured points, clamped at both ends.
 class PiecewiseLinear {
  public:
@@ -131,9 +133,13 @@ struct GpuSpec {
   double collective_busbw(double ctas, MHz f) const;
 };
 
-// Loads data/gpus/<name>.json (or any path ending in .json). Every numeric field must be an
-// object {"value": ..., "source": "..."}; a number without a source is rejected.
+// Loads data/gpus/<name>.json (or any path ending in .json, or a calibrated GPU of that name in
+// the user's catalogue, hardware/gpu_file.hpp). Every numeric field must be an object
+// {"value": ..., "source": "..."}; a number without a source is rejected.
 GpuSpec load_gpu(const std::string& name_or_path);
+// The GPU of a parsed GPU file (the same checks as load_gpu), e.g. a catalogue file with some
+// constants replaced (hardware/gpu_file.hpp).
+GpuSpec gpu_from_document(const JsonValue& root);
 // Names of the GPUs in the catalogue, sorted.
 std::vector<std::string> list_gpus();
 

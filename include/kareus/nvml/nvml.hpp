@@ -45,6 +45,7 @@ class Nvml {
   Nvml& operator=(const Nvml&) = delete;
 
   unsigned device_count() const;
+  std::string driver_version() const;
   std::string name(unsigned gpu) const;
   std::string uuid(unsigned gpu) const;
   // Cumulative energy counter since the driver was loaded (NVML reports mJ).

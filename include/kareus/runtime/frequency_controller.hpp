@@ -14,6 +14,8 @@
 #include <cstddef>
 #include <deque>
 #include <exception>
+#include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -24,6 +26,7 @@
 #include "kareus/runtime/clock_backend.hpp"
 #include "kareus/runtime/gpu_queue.hpp"
 #include "kareus/runtime/job_check.hpp"
+#include "kareus/runtime/run_recorder.hpp"
 #include "kareus/schedule/schedule.hpp"
 
 namespace kareus::runtime {
@@ -45,6 +48,9 @@ struct ControllerOptions {
   // Where the GPU is in its queued work (a CUDA stream): each clock change waits for the GPU to
   // reach its instruction. None: a change is applied as soon as the host reaches the instruction.
   std::shared_ptr<GpuQueue> gpu_queue;
+  // Write a measurement record (run_recorder.hpp) of every instruction and iteration: spans begin
+  // and end where the GPU reaches them with a gpu_queue, where the host does without one.
+  std::optional<RecordOptions> record;
 };
 
 struct ControllerStats {
@@ -65,6 +71,8 @@ struct ControllerStats {
 // (FrequencyController::record_applied), where ControllerStats is kept.
 struct AppliedClock {
   using Time = std::chrono::steady_clock::time_point;
+  int iteration = 0;            // on_step_end calls before the change was asked for
+  std::size_t instruction = 0;  // its position in the stage's order
   MHz clock;
   Time requested;
   Time reached;
@@ -87,6 +95,9 @@ class FrequencyController {
   // step_clocks_mhz is queued when it differs from the previous one. Steps run in order; an
   // instruction without step clocks keeps its clock_mhz throughout.
   void on_instruction_step(int step);
+  // The current instruction ends (optional): with a record, its span ends here rather than where
+  // the next instruction begins, so waits between instructions are not counted in it.
+  void on_instruction_end();
   // End of one training iteration: every instruction must have run; the schedule starts over.
   void on_step_end();
   // Blocks until every queued clock change reached the backend; rethrows a failed change.
@@ -100,6 +111,8 @@ class FrequencyController {
   void release_after_signal(int signo);
   ControllerStats stats() const;
   int stage() const { return stage_; }
+  // The record's file, or empty when not recording.
+  std::filesystem::path record_path() const;
 
  private:
   struct Marker;
@@ -108,6 +121,8 @@ class FrequencyController {
     MHz clock;
     AppliedClock::Time requested;
     std::shared_ptr<Marker> marker;  // null without a GpuQueue
+    int iteration = 0;
+    std::size_t instruction = 0;
   };
 
   void worker_loop();
@@ -119,6 +134,9 @@ class FrequencyController {
   // True (after a one-time warning) when a signal released the controller: no clock changes.
   bool released_locked();
   void request_locked(MHz clock);
+  // Runs `record` on the recorder where the GPU is now in its queue (with a GpuQueue), else at
+  // once; nothing without a record. Under mutex_, before any clock change it precedes is queued.
+  void record_locked(std::function<void(RunRecorder&)> record);
   // Stops waiting for the GPU, and resets the memory and SM clocks; no clock is set afterwards.
   void reset_now();
   // Under backend_mutex_ (or before the worker exists).
@@ -138,6 +156,8 @@ class FrequencyController {
   bool stopping_ = false;
   std::exception_ptr failure_;
   std::size_t position_ = 0;
+  int iteration_ = 0;
+  bool ended_ = false;  // on_instruction_end was called for the current instruction
   int next_step_ = 0;
   std::optional<MHz> last_requested_;
   ControllerStats stats_;
@@ -150,6 +170,7 @@ class FrequencyController {
   bool memory_locked_ = false;
   bool restored_ = false;  // no more clock changes may reach the GPU
 
+  std::shared_ptr<RunRecorder> recorder_;
   std::thread worker_;
 };
 

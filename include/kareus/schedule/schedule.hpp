@@ -41,6 +41,9 @@ struct ScheduleInstruction {
   // Optional: the planner's predicted time of the instruction, from which each stage's summary
   // gives the time spent at each clock.
   std::optional<Seconds> predicted_time;
+  // Optional: the planner's predicted board energy of the instruction on one GPU of its stage
+  // (one microbatch, static power included), what NVML's energy counter reads over it.
+  std::optional<Joules> predicted_energy;
   bool operator==(const ScheduleInstruction&) const = default;
 };
 

@@ -303,6 +303,77 @@ case("schedule_stage", "run-schedule --schedule {data}/runtime/two_stages.json -
 case("schedule_hold", "run-schedule --schedule {data}/runtime/two_stages.json --dry-run "
      "--hold-ms {v}", "{v}", values=["nan", "-5"])
 
+case("schedule_record_dry_run", "run-schedule --schedule {data}/runtime/two_stages.json "
+     "--dry-run --record {dir}/r.jsonl", ["--record", "dry run"])
+
+
+# Measurement records (docs/measurement-format.md) for calibrate and compare --measured.
+def record(gpu="NVIDIA A100-SXM4-40GB", schedule=None, energy=60.0, spans=6, iterations=1):
+    """A record of stage 0 of `schedule` (default: two_stages.json), every span ended."""
+    schedule = schedule or SCHEDULE
+    header = {"kareus_measurement": 1, "rank": 0, "stage": 0, "boundaries": "host",
+              "gpu": {"index": 0, "uuid": "GPU-0", "name": gpu, "driver": "535.129.03",
+                      "power_limit_w": 400},
+              "started_utc": "2025-01-01T00:00:00Z", "schedule": schedule}
+    lines = [json.dumps(header)]
+    ins = schedule["stages"][0]["instructions"]
+    for it in range(iterations):
+        for i, x in enumerate(ins[:spans]):
+            lines.append(json.dumps({
+                "type": "instruction", "iteration": it, "index": i,
+                "microbatch": x["microbatch"], "direction": x["direction"],
+                "clock_mhz": x["clock_mhz"], "observed_clock_mhz": x["clock_mhz"],
+                "start_s": 0.25 * i, "time_s": 0.2, "energy_j": energy, "ended": True}))
+    return "\n".join(lines) + "\n"
+
+
+def at_one_clock(schedule):
+    for stage in schedule["stages"]:
+        for x in stage["instructions"]:
+            x["clock_mhz"] = 1410
+
+
+ONE_CLOCK = json.loads(schedule_with(at_one_clock))
+CAL = "calibrate --gpu a100-sxm4-40gb --out {dir}/my-gpu.json --measured"
+case("calibrate_other_model", f"{CAL} {{dir}}/r.jsonl",
+     ["r.jsonl record 1", "gpu.name", "another GPU model than --gpu a100-sxm4-40gb"],
+     files={"r.jsonl": record(gpu="NVIDIA H100 80GB HBM3")})
+case("calibrate_mixed_models", f"{CAL} {{dir}}/a.jsonl {{dir}}/b.jsonl",
+     ["b.jsonl record 1", "mix GPU models"],
+     files={"a.jsonl": record(), "b.jsonl": record(gpu="NVIDIA A100-SXM4-80GB")})
+case("calibrate_too_few", f"{CAL} {{dir}}/r.jsonl", ["r.jsonl record 2", "too few"],
+     files={"r.jsonl": record(spans=3)})
+case("calibrate_one_clock", f"{CAL} {{dir}}/r.jsonl",
+     ["r.jsonl record 2", "clock_mhz = 1410 for every span"],
+     files={"r.jsonl": record(schedule=ONE_CLOCK, iterations=2)})
+case("calibrate_nan_energy", f"{CAL} {{dir}}/r.jsonl", ["r.jsonl record 2", "malformed JSON"],
+     files={"r.jsonl": record().replace('"energy_j": 60.0', '"energy_j": NaN', 1)})
+case("calibrate_negative_energy", f"{CAL} {{dir}}/r.jsonl",
+     ["r.jsonl record 2", "/energy_j = -5"], files={"r.jsonl": record(energy=-5.0)})
+case("calibrate_truncated", f"{CAL} {{dir}}/r.jsonl", ["r.jsonl record 7", "cut short"],
+     files={"r.jsonl": record()[:-20]})
+case("calibrate_not_a_record", f"{CAL} {{dir}}/r.jsonl", ["r.jsonl record 1", "header"],
+     files={"r.jsonl": '{"type": "instruction"}\n'})
+case("calibrate_frontier_without_workload", f"{CAL} {{data}}/calibration/"
+     "llama3.2_3b_tp8_mbs8_seq4096.csv", ["--workload"])
+case("calibrate_unknown_gpu", "calibrate --gpu v100 --out {dir}/g.json --measured {dir}/r.jsonl",
+     ["--gpu", "v100"], files={"r.jsonl": record()})
+case("compare_measured_other_schedule",
+     "compare --plan {dir}/plan --measured {dir}/r.jsonl", ["r.jsonl record 1", "schedule"],
+     files={"plan/schedule.json": json.dumps(SCHEDULE),
+            "r.jsonl": record(schedule=ONE_CLOCK)})
+case("compare_measured_with_second_plan",
+     "compare --plan {dir}/plan perseus --measured {dir}/r.jsonl", ["--measured"],
+     files={"plan/schedule.json": json.dumps(SCHEDULE), "r.jsonl": record()})
+GPU_FILES = "{data}/../../data/gpus"
+case("simulate_gpu_file_other_model", f"simulate --model llama3.2-3b --tp 8 --gpu-file "
+     f"{GPU_FILES}/h100-sxm.json", ["--gpu-file", "h100-sxm.json", "describes h100-sxm"])
+case("simulate_gpu_file_missing", "simulate --model llama3.2-3b --tp 8 --gpu-file {dir}/none.json",
+     ["--gpu-file", "none.json"])
+case("overlap_gpu_and_gpu_file", f"overlap --gpu a100-sxm4-40gb --gpu-file "
+     f"{GPU_FILES}/a100-sxm4-40gb.json --shape 4096x4096x4096 --bytes 64MiB",
+     ["--gpu-file", "not both"])
+
 # energylens.
 DATA = {"d.csv": EL_CSV + EL_ROWS}
 el_csv_bad = {

@@ -3,7 +3,9 @@
 // as the driver's library (checked against kareus/nvml/nvml_api.h), advances each device's energy
 // counter with wall time x a linear power model of the current SM clock, returns injected error
 // codes, and appends every successful clock setter to $KAREUS_FAKE_NVML_LOG, one line per call, so
-// that tests in any process (controller, daemon, Python) can check the exact sequence.
+// that tests in any process (controller, daemon, Python) can check the exact sequence. A device
+// with "time": "emulated" keeps its own clock instead: only kareusFakeNvmlRunWork, which a stand-in
+// training job calls with what the emulator says the work took, advances its time and energy.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -36,6 +38,12 @@ struct nvmlDevice_st {
   unsigned locked_clock = 0;  // 0 = not locked
   double energy_mj = 0;
   std::chrono::steady_clock::time_point last_update;
+  // "time": "emulated": seconds of work run so far, the last work's average power and clock (0:
+  // none since the last clock setter).
+  bool emulated = false;
+  double emulated_s = 0;
+  double work_w = 0;
+  unsigned work_clock = 0;
 };
 
 namespace {
@@ -45,6 +53,7 @@ struct State {
   int init_count = 0;
   std::map<std::string, int> errors;
   std::vector<nvmlDevice_st> devices;
+  std::string driver_version;
 };
 
 State& state() {
@@ -93,6 +102,7 @@ bool load_script() {
     const nlohmann::json script = nlohmann::json::parse(in);
     State& s = state();
     s.errors = parse_errors(script.value("errors", nlohmann::json::object()));
+    s.driver_version = script.value("driver_version", "fake");
     s.devices.clear();
     for (const auto& d : script.at("devices")) {
       nvmlDevice_st dev;
@@ -110,6 +120,10 @@ bool load_script() {
       dev.power_limit_max_mw = milli(d, "power_limit_max_w", 400);
       dev.errors = parse_errors(d.value("errors", nlohmann::json::object()));
       dev.energy_mj = d.value("initial_energy_j", 0.0) * 1000.0;
+      const std::string time = d.value("time", "wall");
+      if (time != "wall" && time != "emulated")
+        throw std::runtime_error("time must be \"wall\" or \"emulated\"");
+      dev.emulated = time == "emulated";
       dev.last_update = std::chrono::steady_clock::now();
       s.devices.push_back(std::move(dev));
     }
@@ -133,14 +147,17 @@ void append_log(const std::string& line) {
 }
 
 unsigned current_clock(const nvmlDevice_st& d) {
+  if (d.work_clock) return d.work_clock;
   return d.locked_clock ? d.locked_clock : d.default_clock;
 }
 
 double power_w(const nvmlDevice_st& d) {
+  if (d.work_clock) return d.work_w;
   return d.idle_w + d.w_per_mhz * current_clock(d);
 }
 
 void advance_energy(nvmlDevice_st& d) {
+  if (d.emulated) return;
   const auto now = std::chrono::steady_clock::now();
   d.energy_mj += power_w(d) * std::chrono::duration<double>(now - d.last_update).count() * 1e3;
   d.last_update = now;
@@ -225,6 +242,15 @@ const char* nvmlErrorString(nvmlReturn_t result) {
     default:
       return "Unknown Error";
   }
+}
+
+nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
+  FAKE_ENTER(nullptr);
+  const std::string& v = state().driver_version;
+  if (!version) return NVML_ERROR_INVALID_ARGUMENT;
+  if (length < v.size() + 1) return NVML_ERROR_INSUFFICIENT_SIZE;
+  std::memcpy(version, v.c_str(), v.size() + 1);
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* deviceCount) {
@@ -314,6 +340,7 @@ nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int minG
   }
   advance_energy(*device);
   device->locked_clock = maxGpuClockMHz;
+  device->work_clock = 0;
   const auto index = device - state().devices.data();
   append_log("nvmlDeviceSetGpuLockedClocks " + std::to_string(index) + " " +
              std::to_string(minGpuClockMHz) + " " + std::to_string(maxGpuClockMHz));
@@ -324,6 +351,7 @@ nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) {
   FAKE_ENTER(device);
   advance_energy(*device);
   device->locked_clock = 0;
+  device->work_clock = 0;
   append_log("nvmlDeviceResetGpuLockedClocks " + std::to_string(device - state().devices.data()));
   return NVML_SUCCESS;
 }
@@ -362,6 +390,30 @@ nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device,
   *minLimit = device->power_limit_min_mw;
   *maxLimit = device->power_limit_max_mw;
   return NVML_SUCCESS;
+}
+
+// Not NVML: the hooks of a stand-in training job on an emulated-time device. The work took
+// `seconds` and `joules` at an average SM clock of `clock_mhz` (what NVML reads back until the next
+// clock setter). Returns NVML_ERROR_INVALID_ARGUMENT for a wall-time device or a bad value.
+int kareusFakeNvmlRunWork(unsigned index, double seconds, double joules, unsigned clock_mhz) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  auto& devices = state().devices;
+  if (index >= devices.size() || !devices[index].emulated) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!(seconds >= 0) || !(joules >= 0) || clock_mhz == 0) return NVML_ERROR_INVALID_ARGUMENT;
+  nvmlDevice_st& d = devices[index];
+  d.emulated_s += seconds;
+  d.energy_mj += joules * 1e3;
+  d.work_w = seconds > 0 ? joules / seconds : d.work_w;
+  d.work_clock = clock_mhz;
+  return NVML_SUCCESS;
+}
+
+// Seconds of work an emulated-time device has run; a negative value for any other device.
+double kareusFakeNvmlDeviceTime(unsigned index) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  const auto& devices = state().devices;
+  if (index >= devices.size() || !devices[index].emulated) return -1;
+  return devices[index].emulated_s;
 }
 
 }  // extern "C"
