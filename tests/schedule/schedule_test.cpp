@@ -50,7 +50,7 @@ TEST(Schedule, RoundTripsThroughJson) {
 }
 
 TEST(Schedule, PredictedEnergyRoundTripsAndMustBePositive) {
-  Schedule s = load_schedule(kFixture);
+  Schedule s = load_schedule(kareus::testing::kTwoStagesSchedule);
   s.stages[0].instructions[1].predicted_energy = Joules(61.5);
   const std::string text = to_json(s);
   EXPECT_NE(text.find("\"predicted_energy_j\": 61.5"), std::string::npos);
