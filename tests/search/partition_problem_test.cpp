@@ -132,14 +132,14 @@ TEST(PartitionProblem, KareusReachesTheExhaustiveFrontierWithFewMeasurements) {
   constexpr int kSeeds = 10;
   for (std::uint64_t seed = 1; seed <= kSeeds; ++seed) {
     const SearchResult ours = search_once(Strategy::kKareus, seed, std::nullopt);
-    // Issue 12: at most half of what the artifact's MBO would take on this partition.
+    // The search's budget: at most half of what the artifact's MBO would take on this partition.
     EXPECT_LE(ours.measured.size(),
               paper_measurements(size_class_of(Fixture{}.p.slots.size())) / 2);
     const SearchResult random = search_once(Strategy::kRandom, seed, ours.measured.size());
     ours_sum += hypervolume_2d(points_of(ours), reference) / all;
     random_sum += hypervolume_2d(points_of(random), reference) / all;
   }
-  // Issue 12 asks 99 % of the exhaustive frontier at the iteration level; on this one
+  // The target is 99 % of the exhaustive frontier at the iteration level; on this one
   // partition the strategy reaches 98 % on average.
   EXPECT_GE(ours_sum / kSeeds, 0.975);
   EXPECT_GE(ours_sum / kSeeds, random_sum / kSeeds + 0.005) << "no better than random search";

@@ -181,7 +181,7 @@ const SelectionRefinement* refinement_of(const MethodResult& m, const Selection&
 const IterationPoint& select_by_deadline(const MethodResult& m, Seconds deadline);
 const IterationPoint& select_by_energy_budget(const MethodResult& m, Joules budget);
 const IterationPoint& select_max_throughput(const MethodResult& m);
-// The artifact's 10-point sampling (kareus-spec §5.2): denser at the fast end; min(10, size)
+// The artifact's 10-point sampling (its create_frontier.sh): denser at the fast end; min(10, size)
 // points ordered slowest first (the solver's plan order), always including the fastest.
 std::vector<IterationPoint> ten_point_frontier(const MethodResult& m);
 
