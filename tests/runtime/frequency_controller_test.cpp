@@ -180,7 +180,7 @@ TEST(FrequencyController, AFailedClockChangeFailsTheNextCallLoudly) {
 // A handler the program installs after the controller replaces Kareus's: said once per signal.
 TEST(FrequencyController, WarnsOnceWhenTheProgramTakesOverASignal) {
   FakeNvml fake;
-  const Schedule s = load_schedule(kFixture);
+  const Schedule s = load_schedule(kTwoStagesSchedule);
   auto c = controller_for(1, s);
   struct sigaction program = {}, kareus = {};
   program.sa_handler = [](int) {};

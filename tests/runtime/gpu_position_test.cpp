@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "common/error_of.hpp"
+#include "common/two_stages.hpp"
 #include "kareus/runtime/frequency_controller.hpp"
 #include "kareus/runtime/gpu_queue.hpp"
 #include "simulated_gpu.hpp"
@@ -20,8 +21,6 @@ namespace {
 using kareus::testing::error_of;
 using kareus::testing::SimulatedGpu;
 using std::chrono::milliseconds;
-
-const std::string kFixture = std::string(KAREUS_TEST_DATA_DIR) + "/runtime/two_stages.json";
 
 // The clock a GPU runs at, set instantly, so a test sees exactly when a change lands.
 class InstantClock final : public ClockBackend {
@@ -48,7 +47,7 @@ struct LaunchedAhead {
 // Stage 0 of the fixture (930 930 900 1020 900 1410 MHz): the host launches every instruction
 // and its 100 ms kernel before the GPU starts, then the GPU runs them.
 LaunchedAhead launch_ahead(bool at_gpu_position) {
-  const Schedule s = load_schedule(kFixture);
+  const Schedule s = load_schedule(kareus::testing::kTwoStagesSchedule);
   auto gpu = std::make_shared<SimulatedGpu>();
   auto clock = std::make_shared<std::atomic<double>>(0);
   ControllerOptions options;
@@ -93,7 +92,7 @@ TEST(GpuPosition, AtLaunchTheClocksLandBeforeTheGpuGetsThere) {
 }
 
 TEST(GpuPosition, StoppingDoesNotWaitForAGpuThatNeverGetsThere) {
-  const Schedule s = load_schedule(kFixture);
+  const Schedule s = load_schedule(kareus::testing::kTwoStagesSchedule);
   auto gpu = std::make_shared<SimulatedGpu>();  // never started
   auto clock = std::make_shared<std::atomic<double>>(0);
   ControllerOptions options;
@@ -112,7 +111,7 @@ TEST(GpuPosition, StoppingDoesNotWaitForAGpuThatNeverGetsThere) {
 }
 
 TEST(GpuPosition, AReleasedControllerFollowsTheScheduleWithoutClocks) {
-  const Schedule s = load_schedule(kFixture);
+  const Schedule s = load_schedule(kareus::testing::kTwoStagesSchedule);
   auto clock = std::make_shared<std::atomic<double>>(0);
   ControllerOptions options;
   options.check_gpu_model = false;
@@ -140,7 +139,7 @@ TEST(GpuPosition, AReleasedControllerFollowsTheScheduleWithoutClocks) {
 TEST(CudaStreamQueue, ClocksLandAsTheStreamReachesThem) {
   setenv("KAREUS_CUDA_LIBRARY", KAREUS_FAKE_CUDA_PATH, 1);
   setenv("KAREUS_FAKE_CUDA_KERNEL_MS", "50", 1);
-  const Schedule s = load_schedule(kFixture);
+  const Schedule s = load_schedule(kareus::testing::kTwoStagesSchedule);
   auto clock = std::make_shared<std::atomic<double>>(0);
   ControllerOptions options;
   options.check_gpu_model = false;

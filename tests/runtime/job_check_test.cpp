@@ -41,7 +41,8 @@ TEST(JobCheck, GpuNamesOfOneModelMatchAcrossSpellings) {
 
 TEST(JobCheck, EveryMismatchInOneMessageAndNoClockTouched) {
   FakeNvml fake;
-  const Schedule s = load_schedule(kTwoStagesSchedule);  // 2 stages, 3 microbatches, A100
+  const Schedule s =
+      load_schedule(kareus::testing::kTwoStagesSchedule);  // 2 stages, 3 microbatches, A100
   ControllerOptions o;
   o.job.pipeline_stages = 4;
   o.job.microbatches = 8;
@@ -73,7 +74,8 @@ JobShape layout(const std::string& model, int tp, int cp, int dp, const std::str
 }
 
 TEST(JobCheck, ParallelSizesModelRecomputeAndSharedGpusInOneMessage) {
-  const Schedule s = load_schedule(kFixture);  // llama3.2-3b, TP 8, CP 1, DP 1, full recompute
+  const Schedule s = load_schedule(
+      kareus::testing::kTwoStagesSchedule);  // llama3.2-3b, TP 8, CP 1, DP 1, full recompute
   JobShape job = layout("qwen3-1.7b", 4, 2, 2, "none", 2);
   job.pipeline_stages = 2;  // right
   job.rank = 0;
@@ -145,7 +147,7 @@ TEST(DeviceMap, ResolvesUuidsThroughNvml) {
 }
 
 Schedule with_step_clocks() {
-  Schedule s = load_schedule(kTwoStagesSchedule);
+  Schedule s = load_schedule(kareus::testing::kTwoStagesSchedule);
   ScheduleInstruction& f0 = s.stages[0].instructions[0];  // forward 0 at 930 MHz, nanobatch
   f0.step_clocks = {MHz(930), MHz(1200), MHz(1200), MHz(990)};
   validate_schedule(s, "test");
@@ -185,7 +187,7 @@ TEST(FrequencyController, AppliesStepClocksAsStepsBegin) {
 
 TEST(FrequencyController, LocksTheMemoryClockAtItsMaximumUntilRestore) {
   FakeNvml fake;
-  const Schedule s = load_schedule(kTwoStagesSchedule);
+  const Schedule s = load_schedule(kareus::testing::kTwoStagesSchedule);
   ControllerOptions o;
   o.lock_memory_clock = true;
   {
@@ -201,7 +203,7 @@ TEST(FrequencyController, LocksTheMemoryClockAtItsMaximumUntilRestore) {
 
 TEST(FrequencyController, MemoryLockOnTheHighestOfSeveralMemoryClocks) {
   FakeNvml fake;
-  Schedule s = load_schedule(kTwoStagesSchedule);
+  Schedule s = load_schedule(kareus::testing::kTwoStagesSchedule);
   s.gpu = "NVIDIA GeForce RTX 3080 Ti";
   ControllerOptions o;
   o.lock_memory_clock = true;
