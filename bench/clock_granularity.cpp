@@ -15,6 +15,7 @@
 #include "kareus/core/table.hpp"
 #include "kareus/executor/executor.hpp"
 #include "kareus/planner/planner.hpp"
+#include "kareus/planner/selection.hpp"
 #include "kareus/search/hypervolume.hpp"
 
 namespace {

@@ -3,7 +3,7 @@
 # upward dependency (the planner pulling in the runtime's NVML and sockets, say) cannot creep in.
 set(KAREUS_LAYERS
   core hardware nvml xgb workload schedule partition executor frontier search store kernel_dvfs
-  energylens scaleout runtime planner report capi)
+  energylens scaleout runtime planner plan_dir report capi)
 # Modules that only the front ends (apps, the C API's callers, bench, tests) may use: no other
 # module links to them or includes their headers, so the planner's build and behaviour never
 # depend on the inference energy model or the kernel-level DVFS study.

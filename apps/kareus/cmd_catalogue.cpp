@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "common_flags.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/core/table.hpp"
 #include "kareus/hardware/gpu_spec.hpp"
@@ -14,7 +15,7 @@ namespace kareus::cli {
 void register_gpus_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("gpus", "List the GPU catalogue (data/gpus)");
   auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "Print one JSON document");
+  add_json_flag(*cmd, *json);
   cmd->callback([json] {
     Json doc = Json::array();
     TextTable table(
@@ -46,7 +47,7 @@ void register_gpus_command(CLI::App& app) {
 void register_models_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("models", "List the model catalogue (data/models)");
   auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "Print one JSON document");
+  add_json_flag(*cmd, *json);
   cmd->callback([json] {
     Json doc = Json::array();
     TextTable table(

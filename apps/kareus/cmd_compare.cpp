@@ -1,12 +1,30 @@
 // kareus compare: two plans side by side, and where their difference in time and energy comes
 // from (report/plan_compare.hpp).
+#include <filesystem>
 #include <iostream>
 
 #include "commands.hpp"
+#include "common_flags.hpp"
 #include "kareus/core/error.hpp"
+#include "kareus/plan_dir/plan_files.hpp"
 #include "kareus/report/plan_compare.hpp"
 
 namespace kareus::cli {
+
+namespace {
+
+// The files of the plan directory --plan (or --plan-b) names, refused unless it holds a summary.
+plan_dir::PlanFiles plan_of(const std::string& dir) {
+  std::error_code ec;
+  require(std::filesystem::is_directory(dir, ec), "command line", "--plan", dir,
+          "not a folder; give the --out DIR of kareus plan");
+  auto files = plan_dir::read_plan_files(dir);
+  require(files.texts.contains(plan_dir::kSummary), "command line", "--plan", dir,
+          "has no summary.json; give the --out DIR of kareus plan");
+  return files;
+}
+
+}  // namespace
 
 void register_compare_command(CLI::App& app) {
   struct Flags {
@@ -25,11 +43,13 @@ void register_compare_command(CLI::App& app) {
   cmd->add_option("A", f->a,
                   "METHOD[:fastest|:min-energy|:PLAN_ID] or selected (default: selected)");
   cmd->add_option("B", f->b, "The same for the other plan (default: perseus)");
-  cmd->add_flag("--json", f->json, "Print one JSON document");
+  add_json_flag(*cmd, f->json);
   cmd->callback([f] {
     const auto a = report::parse_plan_ref(f->a.empty() ? "selected" : f->a, "command line");
     const auto b = report::parse_plan_ref(f->b.empty() ? "perseus" : f->b, "command line");
-    const auto c = report::compare_plans(f->plan, a, f->plan_b.empty() ? f->plan : f->plan_b, b);
+    const auto files_a = plan_of(f->plan);
+    const auto c = f->plan_b.empty() ? report::compare_plans(files_a, a, files_a, b)
+                                     : report::compare_plans(files_a, a, plan_of(f->plan_b), b);
     std::cout << (f->json ? report::to_json(c).dump(2) + "\n" : report::render_text(c));
   });
 }

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "common_flags.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/core/printable.hpp"
 #include "kareus/core/table.hpp"
@@ -105,7 +106,7 @@ void register_devices_command(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand(
       "devices", "The local NVIDIA GPUs through NVML: clocks, power limits, energy counter");
-  cmd->add_flag("--json", *json, "Print one JSON document");
+  add_json_flag(*cmd, *json);
   cmd->callback([json] {
     const nvml::Nvml nvml;
     const auto catalogue = catalogue_by_nvml_name();

@@ -16,6 +16,7 @@
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/core/output_set.hpp"
+#include "kareus/core/printable.hpp"
 #include "kareus/core/progress.hpp"
 #include "kareus/core/table.hpp"
 #include "kareus/core/wrap.hpp"
@@ -100,7 +101,7 @@ void add_import(CLI::App& parent) {
     }
     std::string text = wrap(fmt::format("{}: {} rows read, {} rows written to {}", *in, r.rows_read,
                                         r.data.samples.size(), *out));
-    for (const auto& n : r.notes) text += wrap(n, kLineWidth, "  - ", "    ");
+    for (const auto& n : r.notes) text += wrap(printable(n), kLineWidth, "  - ", "    ");
     emit(text);
   });
 }
@@ -322,8 +323,9 @@ struct CandidateMessages {
     return out;
   }
   void print() const {
-    for (const auto& n : notes) std::fprintf(stderr, "note: %s\n", n.c_str());
-    if (!warning.empty()) std::fprintf(stderr, "warning: %s\n", warning.c_str());
+    // Notes quote paths and names from the CSV: escaped like every other line on the terminal.
+    for (const auto& n : notes) std::fprintf(stderr, "note: %s\n", printable(n).c_str());
+    if (!warning.empty()) std::fprintf(stderr, "warning: %s\n", printable(warning).c_str());
   }
 };
 
@@ -374,7 +376,7 @@ void add_predict(CLI::App& parent) {
                       {"memory", memory_json(fit)}});
       if (i == 0 || s.scenario != d.samples[i - 1].scenario) {
         flush();
-        text += wrap("scenario " + s.scenario, kLineWidth, "", "  ");
+        text += wrap("scenario " + printable(s.scenario), kLineWidth, "", "  ");
         t.emplace(with_memory_header(
             {"line", "config", "predicted J", interval_header(), "measured J"}, columns));
       }
@@ -506,7 +508,7 @@ void add_select(CLI::App& parent) {
                                                       : Json(nullptr)},
              {"ranking", ranking}};
       out.push_back(j);
-      text += wrap("scenario " + sel.scenario, kLineWidth, "", "  ") + t.render();
+      text += wrap("scenario " + printable(sel.scenario), kLineWidth, "", "  ") + t.render();
       if (sel.none_fits) {
         text +=
             wrap(fmt::format("energy-optimal:  none: no candidate fits in {:.0f} % of its GPUs' "
@@ -607,7 +609,8 @@ void add_design(CLI::App& parent) {
     }
     std::string legend = "\nscenarios:\n";
     for (std::size_t k = 0; k < scenarios.size(); ++k)
-      legend += wrap(fmt::format("{:>4}  {}", k + 1, scenarios[k]), kLineWidth, "", "        ");
+      legend += wrap(fmt::format("{:>4}  {}", k + 1, printable(scenarios[k])), kLineWidth, "",
+                     "        ");
     emit(*json
              ? Json{{"candidates", d.samples.size()}, {"budget", n}, {"picks", out}}.dump(2) + "\n"
              : wrap(fmt::format("Measure these {} of {} candidates, in this order (gain: what "

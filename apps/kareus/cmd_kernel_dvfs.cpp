@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "common_flags.hpp"
 #include "deprecated_alias.hpp"
 #include "flag_checks.hpp"
 #include "kareus/core/error.hpp"
@@ -225,7 +226,7 @@ void register_kernel_dvfs_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--plan", flags->plan, "Print the clock of every kernel");
   cmd->add_flag("--curve", flags->curve, "Print the energy-time curve (Lagrangian sweep)");
-  cmd->add_flag("--json", flags->json, "One JSON document on stdout");
+  add_json_flag(*cmd, flags->json, "One JSON document on stdout");
   cmd->callback([flags, cmd] { run(*flags, cmd->count("--gpu") > 0); });
 }
 

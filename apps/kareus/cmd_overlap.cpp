@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "common_flags.hpp"
 #include "kareus/core/byte_size.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
@@ -332,7 +333,7 @@ void register_overlap_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--device", flags->device, "CUDA device ordinal for --executor cuda")
       ->capture_default_str();
-  cmd->add_flag("--json", flags->json, "Print one JSON document");
+  add_json_flag(*cmd, flags->json);
   cmd->callback([flags] { run(*flags); });
 }
 

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "common_flags.hpp"
 #include "deprecated_alias.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
@@ -262,8 +263,8 @@ void register_pipeline_solve_command(CLI::App& app) {
                   "result every run")
       ->capture_default_str();
   cmd->add_flag("--plan", flags->plan, "Also print every instruction's clock per point");
-  cmd->add_flag("--json", flags->json, "Print one JSON document");
-  cmd->add_flag("--quiet", flags->quiet, "No progress on stderr (the --milp-nodes refinement's)");
+  add_json_flag(*cmd, flags->json);
+  add_quiet_flag(*cmd, flags->quiet, "No progress on stderr (the --milp-nodes refinement's)");
   cmd->callback([flags] {
     if (flags->profile.empty())
       throw Error("kareus pipeline-solve: --stage-profile is required: a per-stage profile CSV");

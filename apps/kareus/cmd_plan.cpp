@@ -10,17 +10,14 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "common_flags.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/partition/partition.hpp"
-#include "kareus/planner/enforceable.hpp"
-#include "kareus/planner/planner.hpp"
-#include "kareus/planner/request.hpp"
-#include "kareus/planner/summary.hpp"
-#include "kareus/version.hpp"
+#include "kareus/planner/run.hpp"
+#include "kareus/report/chart_library.hpp"
 #include "plan_output.hpp"
 #include "plan_progress.hpp"
 #include "plan_write.hpp"
-#include "report_output.hpp"
 #include "scaleout_cli.hpp"
 #include "workload_flags.hpp"
 
@@ -32,8 +29,7 @@ struct PlanFlags {
   std::string methods = "megatron,perseus,nanobatch-perseus,kareus";
   std::string strategy = "kareus";
   std::uint64_t seed = 0;
-  std::string db;
-  bool no_db = false;
+  StoreFlags store;
   double noise = 0;
   std::optional<double> deadline;
   std::optional<double> energy_budget;
@@ -60,7 +56,8 @@ const std::map<std::string, planner::FieldSpelling> kFlagSpellings{
     {"switch_latency_s", {"--switch-latency-ms", 1e3}},
     {"deadline_s", {"--deadline"}},
     {"energy_budget_j", {"--energy-budget"}},
-    {"milp_nodes", {"--milp-nodes"}}};
+    {"milp_nodes", {"--milp-nodes"}},
+    {"enforceable", {"--enforceable"}}};
 
 // Flags -> request; the library checks it (PlanRequest::check).
 planner::PlanRequest request_of(const PlanFlags& f) {
@@ -72,20 +69,14 @@ planner::PlanRequest request_of(const PlanFlags& f) {
   r.seed = f.seed;
   r.noise_sigma = f.noise;
   r.unit_time = milliseconds(f.unit_time_ms);
-  r.clock_granularity = planner::parse_clock_granularity(f.clock_granularity);
+  r.clock_granularity =
+      planner::parse_clock_granularity(f.clock_granularity, r.where, "--clock-granularity");
   r.switch_latency = milliseconds(f.switch_latency_ms);
   if (f.deadline) r.selection = {planner::SelectionRule::kDeadline, *f.deadline};
   if (f.energy_budget) r.selection = {planner::SelectionRule::kEnergyBudget, *f.energy_budget};
   r.selection.milp_nodes = f.milp_nodes;
-  r.enforceable = planner::parse_enforceable(f.enforceable);
+  r.enforceable = planner::parse_enforceable(f.enforceable, r.where, "--enforceable");
   return r;
-}
-
-// The method whose schedule is exported: kareus when planned, else the last one asked for.
-planner::Method primary(const std::vector<planner::Method>& methods) {
-  for (auto m : methods)
-    if (m == planner::Method::kKareus) return m;
-  return methods.back();
 }
 
 // A sweep writes each workload's files under --out/NAME (and its page to REPORT-NAME.html); a
@@ -139,10 +130,8 @@ void register_plan_command(CLI::App& app) {
                   "Partition search for the kareus method: kareus, paper, random or exhaustive")
       ->capture_default_str();
   cmd->add_option("--seed", f->seed, "Seed of every random choice")->capture_default_str();
-  auto* db_option = cmd->add_option(
-      "--db", f->db, "Measurement store (default $XDG_CACHE_HOME/kareus/measurements.sqlite)");
-  cmd->add_flag("--no-db", f->no_db, "Measure every partition afresh, store nothing")
-      ->excludes(db_option);
+  const auto store = f->store.add_to(*cmd, "Measure every partition afresh, store nothing");
+  store.no_db->excludes(store.db);
   cmd->add_option("--noise", f->noise, "Relative measurement noise of the emulator (e.g. 0.03)");
   auto* deadline = cmd->add_option("--deadline", f->deadline,
                                    "Select the least-energy plan within this iteration time (s)");
@@ -175,8 +164,8 @@ void register_plan_command(CLI::App& app) {
                   "Export the best plan the target runtime applies whole: all, or clocks "
                   "(megatron, perseus)")
       ->capture_default_str();
-  cmd->add_flag("--json", f->json, "Print summary.json on stdout");
-  auto* quiet = cmd->add_flag("--quiet", f->quiet, "No progress on stderr and no table on stdout");
+  add_json_flag(*cmd, f->json, "Print summary.json on stdout");
+  auto* quiet = add_quiet_flag(*cmd, f->quiet, "No progress on stderr and no table on stdout");
   cmd->add_flag("--verbose", f->verbose,
                 "Also, per method on stderr, the pipeline solver's steps and where its time went")
       ->excludes(quiet);
@@ -187,7 +176,7 @@ void register_plan_command(CLI::App& app) {
   const auto plan_one = [](const std::shared_ptr<PlanFlags>& f, const workload::Workload& w,
                            const scaleout::Session& mpi, std::size_t index) {
     const planner::PlanRequest request = request_of(*f);
-    // Checked before the store is opened or anything is planned: a refused run writes nothing.
+    // Checked before anything is loaded or planned: a refused run writes nothing.
     request.check(w);
     if (request.clock_granularity == planner::ClockGranularity::kPartition)
       require(f->export_artifact.empty(), "command line", "--export-artifact", f->export_artifact,
@@ -197,58 +186,34 @@ void register_plan_command(CLI::App& app) {
     std::optional<report::ChartLibrary> library;
     if (!f->report.empty())
       library = report::ChartLibrary::load(report::ChartLibrary::default_dir());
-    planner::PlanOptions opt = request.options();
-    std::unique_ptr<store::Store> db;
-    const bool searches = std::any_of(opt.methods.begin(), opt.methods.end(), [](auto m) {
-      return m == planner::Method::kKareus || m == planner::Method::kKareusExhaustive;
-    });
-    if (searches && !f->no_db) {
-      db = std::make_unique<store::Store>(f->db.empty() ? store::Store::default_path()
-                                                        : std::filesystem::path(f->db));
-      opt.store = db.get();
-    }
-    opt.make_executor = plan_executors(mpi, index, opt);
+    planner::Context context;
+    // The default store serves the partition searches alone: a run without one creates none.
+    if (planner::searches_partitions(request.methods)) context.store = f->store.path();
+    context.no_store = "none: --no-db";
+    context.executors = [&mpi, index](const planner::PlanOptions& o) {
+      return plan_executors(mpi, index, o);
+    };
     std::optional<PlanProgressLine> progress;
     if (!f->quiet) {
       progress.emplace(stderr, f->verbose);
-      opt.on_progress = [&progress](const planner::PlanProgress& p) { (*progress)(p); };
-      opt.on_refine_progress = [&progress](planner::Method m, const frontier::RefineProgress& p) {
+      context.on_progress = [&progress](const planner::PlanProgress& p) { (*progress)(p); };
+      context.on_refine_progress = [&progress](planner::Method m,
+                                               const frontier::RefineProgress& p) {
         progress->refine(m, p);
       };
     }
-    const auto result = planner::plan(w, opt);
+    const planner::PlanOutcome outcome = planner::run(request, w, context);
     progress.reset();
+    const Json& summary = outcome.summary;
 
-    planner::PlanChoice choice{primary(opt.methods), request.selection, nullptr};
-    if (request.enforceable != planner::Enforceable::kAll) {
-      const auto bound = request.selection.bound;
-      const auto rule = request.selection.rule;
-      choice.method = planner::best_enforceable_method(
-          result, request.enforceable,
-          rule == planner::SelectionRule::kDeadline ? std::optional(Seconds(bound)) : std::nullopt,
-          rule == planner::SelectionRule::kEnergyBudget ? std::optional(Joules(bound))
-                                                        : std::nullopt);
-    }
-    choice.point = &planner::select(result.methods.at(choice.method), request.selection);
-    const Json provenance{{"version", kVersion},
-                          {"executor", "emulator"},
-                          {"store", db         ? db->path().string()
-                                    : searches ? "none: --no-db"
-                                               : "none: no method searched partitions"},
-                          {"noise", request.noise_sigma},
-                          {"seed", request.seed}};
-    const Json summary = planner::plan_summary(result, request, choice, provenance);
-    const auto schedule = planner::make_schedule(result, choice.method, *choice.point);
-
-    write_plan_outputs({f->out, f->export_artifact, f->report}, result, choice, schedule, summary,
-                       library);
+    write_plan_outputs({f->out, f->export_artifact, f->report}, outcome, library);
 
     if (f->json) {
       std::cout << summary.dump(2) << "\n";
       return;
     }
     // --quiet keeps only what says where the results went.
-    std::string text = f->quiet ? "" : plan_table(result, request, choice, f->wide);
+    std::string text = f->quiet ? "" : plan_table(outcome, f->wide);
     if (!f->out.empty())
       text += fmt::format("wrote frontiers, schedule.json, summary.json, partitions.json to {}\n",
                           f->out);

@@ -6,15 +6,10 @@
 #include "commands.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/core/output_set.hpp"
+#include "kareus/plan_dir/plan_files.hpp"
 #include "kareus/report/plan_report.hpp"
-#include "report_output.hpp"
 
 namespace kareus::cli {
-
-void write_plan_report(const std::filesystem::path& plan_dir, const std::filesystem::path& html,
-                       const report::ChartLibrary& library) {
-  write_file_atomically(html, report::plan_report_html(report::plan_page_data(plan_dir), library));
-}
 
 void register_report_command(CLI::App& app) {
   struct Flags {
@@ -33,7 +28,7 @@ void register_report_command(CLI::App& app) {
     // The user's paths before the installation's chart library; a default page inside --plan
     // is checked after the folder, so a wrong --plan is named as such.
     if (!f->out.empty()) check_output_file(html, "command line", "--out");
-    const Json data = report::plan_page_data(f->plan);
+    const Json data = report::plan_page_data(plan_dir::read_plan_files(f->plan));
     if (f->out.empty()) check_output_file(html, "command line", "--plan");
     const auto library = report::ChartLibrary::load(report::ChartLibrary::default_dir());
     write_file_atomically(html, report::plan_report_html(data, library));

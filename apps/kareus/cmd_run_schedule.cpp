@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "common_flags.hpp"
 #include "deprecated_alias.hpp"
 #include "flag_checks.hpp"
 #include "kareus/core/error.hpp"
@@ -218,7 +219,7 @@ void register_run_schedule_command(CLI::App& app) {
   cmd->add_option("--daemon", flags->daemon,
                   "Change clocks through kareusd at this socket instead of NVML directly")
       ->envname("KAREUSD_SOCKET");
-  cmd->add_flag("--json", flags->json, "One JSON document on stdout");
+  add_json_flag(*cmd, flags->json, "One JSON document on stdout");
   cmd->callback([flags] { run(*flags); });
 }
 

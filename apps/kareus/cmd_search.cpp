@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "common_flags.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/core/output_set.hpp"
@@ -26,8 +27,7 @@ struct SearchFlags {
   std::string strategy = "kareus";
   std::optional<std::size_t> budget;
   std::uint64_t seed = 0;
-  std::string db;
-  bool no_db = false;
+  StoreFlags store;
   double noise = 0.0;
   std::string out;
   bool json = false;
@@ -116,8 +116,8 @@ void run(const SearchFlags& flags) {
   require(flags.out.empty() || flags.out.ends_with(".csv") || flags.out.ends_with(".json"),
           "command line", "--out", flags.out, "a file name ending in .csv or .json");
   if (!flags.out.empty()) check_output_file(flags.out, "command line", "--out");
-  require(!(flags.no_db && !flags.db.empty()), "command line", "--no-db", "with --db " + flags.db,
-          "give either --db PATH or --no-db");
+  require(!(flags.store.no_db && !flags.store.db.empty()), "command line", "--no-db",
+          "with --db " + flags.store.db, "give either --db PATH or --no-db");
 
   std::vector<partition::Partition> parts;
   if (flags.partition == "all") {
@@ -126,9 +126,8 @@ void run(const SearchFlags& flags) {
     parts.push_back(store::find_partition(w, flags.partition));
   }
   std::unique_ptr<store::Store> db;
-  if (!flags.no_db) {
-    db = std::make_unique<store::Store>(flags.db.empty() ? store::Store::default_path()
-                                                         : std::filesystem::path(flags.db));
+  if (!flags.store.no_db) {
+    db = std::make_unique<store::Store>(flags.store.path());
   }
   const auto executor = mpi.executor(0, make_executor(w),
                                      db ? scaleout::commit_to(*db, w) : scaleout::MeasuredSink{});
@@ -205,14 +204,12 @@ void register_search_command(CLI::App& app) {
   cmd->add_option("--budget", flags->budget, "Most measurements per partition");
   cmd->add_option("--seed", flags->seed, "Seed of every random choice and of the noise")
       ->capture_default_str();
-  cmd->add_option("--db", flags->db,
-                  "Measurement store (default $XDG_CACHE_HOME/kareus/measurements.sqlite)");
-  cmd->add_flag("--no-db", flags->no_db, "Measure everything afresh, store nothing");
+  flags->store.add_to(*cmd, "Measure everything afresh, store nothing");
   cmd->add_option("--noise", flags->noise, "Relative measurement noise of the emulator (sigma)")
       ->capture_default_str();
   cmd->add_option("--out", flags->out, "Write the frontier to FILE.csv or FILE.json");
-  cmd->add_flag("--json", flags->json, "Print one JSON document");
-  cmd->add_flag("--quiet", flags->quiet, "No progress on stderr");
+  add_json_flag(*cmd, flags->json);
+  add_quiet_flag(*cmd, flags->quiet);
   cmd->callback([flags] { run(*flags); });
 }
 

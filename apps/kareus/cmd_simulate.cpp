@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "common_flags.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/core/printable.hpp"
@@ -146,7 +147,7 @@ void register_simulate_command(CLI::App& app) {
   cmd->add_option("--execution", flags->execution, "sequential or nanobatch")
       ->capture_default_str();
   cmd->add_flag("--breakdown", flags->breakdown, "Per-kernel table");
-  cmd->add_flag("--json", flags->json, "Print one JSON document");
+  add_json_flag(*cmd, flags->json);
   cmd->callback([flags, clock] {
     const auto w = flags->workload.resolve();
     emulator::IterationOptions opt;

@@ -7,7 +7,6 @@
 #include "kareus/core/printable.hpp"
 #include "kareus/core/readable.hpp"
 #include "kareus/core/table.hpp"
-#include "kareus/report/partitions_file.hpp"
 #include "kareus/workload/memory.hpp"
 
 namespace kareus::cli {
@@ -15,14 +14,6 @@ namespace {
 
 std::string pct(const std::optional<double>& v) {
   return v ? fmt::format("{:+.1f}%", 100 * *v) : "-";
-}
-
-std::string frontier_csv(const planner::MethodResult& m) {
-  std::string csv = "time_s,energy_j,dynamic_energy_j,plan\n";
-  for (const auto& p : m.frontier)
-    csv += fmt::format("{:.6f},{:.3f},{:.3f},{}\n", p.time.value(), p.energy.value(),
-                       p.dynamic_energy.value(), p.plan);
-  return csv;
 }
 
 // The table's cost column is what each method costs; say how much of it this run did not pay.
@@ -39,20 +30,10 @@ std::string profiling_note(const planner::PlanResult& result) {
 
 }  // namespace
 
-void write_plan_files(const std::filesystem::path& dir, const planner::PlanResult& result,
-                      const planner::PlanChoice& choice, const Schedule& schedule,
-                      const Json& summary) {
-  for (const auto& [m, r] : result.methods)
-    write_file_atomically(dir / fmt::format("frontier_{}.csv", planner::to_string(m)),
-                          frontier_csv(r));
-  write_file_atomically(dir / "schedule.json", to_json(schedule));
-  write_file_atomically(dir / "summary.json", summary.dump(2) + "\n");
-  write_file_atomically(dir / "partitions.json",
-                        report::partitions_json(result.methods.at(choice.method)).dump(2) + "\n");
-}
-
-std::string plan_table(const planner::PlanResult& result, const planner::PlanRequest& request,
-                       const planner::PlanChoice& choice, bool wide) {
+std::string plan_table(const planner::PlanOutcome& outcome, bool wide) {
+  const auto& result = outcome.result;
+  const auto& request = outcome.request;
+  const auto& selected = outcome.selected;
   const auto& w = result.workload;
   // Within 120 columns by default: the vs-megatron pair and the counts are in --wide and in
   // summary.json.
@@ -101,9 +82,9 @@ std::string plan_table(const planner::PlanResult& result, const planner::PlanReq
     text += fmt::format("\nkareus clocks per partition, {:g} ms per clock switch\n",
                         to_milliseconds(request.switch_latency));
   text += fmt::format("\nselected ({}, {}): {:.3f} s, {} per iteration\n",
-                      planner::to_string(choice.method), choice.selection.describe(),
-                      choice.point->time.value(), energy(choice.point->energy));
-  if (const auto* r = planner::refinement_of(result.methods.at(choice.method), choice.selection))
+                      planner::to_string(selected.method), selected.selection.describe(),
+                      selected.point.time.value(), energy(selected.point.energy));
+  if (const auto& r = selected.refinement)
     text += fmt::format("MILP refinement (CBC, at most {} nodes per window, {:.2f} s{}): {}\n",
                         r->selection.milp_nodes, r->seconds, r->time_capped ? ", time-capped" : "",
                         r->improved ? "found this cheaper plan" : "found no cheaper plan");

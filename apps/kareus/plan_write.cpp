@@ -1,13 +1,10 @@
 #include "plan_write.hpp"
 
-#include <fmt/format.h>
-#include <unistd.h>
-
 #include "kareus/core/json.hpp"
 #include "kareus/core/output_set.hpp"
+#include "kareus/plan_dir/plan_write.hpp"
 #include "kareus/planner/artifact_export.hpp"
 #include "kareus/report/plan_report.hpp"
-#include "plan_output.hpp"
 
 namespace kareus::cli {
 
@@ -18,33 +15,27 @@ void check_plan_output_paths(const PlanOutputPaths& paths) {
   if (!paths.report.empty()) check_output_file(paths.report, "command line", "--report");
 }
 
-void write_plan_outputs(const PlanOutputPaths& paths, const planner::PlanResult& result,
-                        const planner::PlanChoice& choice, const Schedule& schedule,
-                        const Json& summary, const std::optional<report::ChartLibrary>& library) {
-  // The page is built from the plan's files, so --report without --out stages them in a scratch
-  // folder that is never committed.
+void write_plan_outputs(const PlanOutputPaths& paths, const planner::PlanOutcome& outcome,
+                        const std::optional<report::ChartLibrary>& library) {
+  // The page is built from the plan's files, in memory when there is no --out.
+  const plan_dir::PlanFiles files = plan_dir::plan_files(outcome, paths.out);
   std::optional<OutputDir> out;
   if (!paths.out.empty()) {
-    out.emplace(paths.out, [](std::string_view name) {
-      return name == "schedule.json" || name == "summary.json" || name == "partitions.json" ||
-             (name.starts_with("frontier_") && name.ends_with(".csv"));
-    });
-  } else if (library) {
-    out.emplace(std::filesystem::temp_directory_path() / fmt::format("kareus-plan-{}", getpid()));
+    out.emplace(paths.out, [](std::string_view name) { return plan_dir::is_plan_file(name); });
+    plan_dir::write_plan_files(files, out->staging());
   }
-  if (out) write_plan_files(out->staging(), result, choice, schedule, summary);
   std::optional<OutputDir> artifact;
   if (!paths.artifact.empty()) {
     artifact.emplace(paths.artifact, [](std::string_view name) {
       return (name.starts_with("freqs_pipeline_") || name.starts_with("scheds_pipeline_")) &&
              name.ends_with(".py");
     });
-    planner::export_artifact(result, choice.method, artifact->staging());
+    planner::export_artifact(outcome.result, outcome.selected.method, artifact->staging());
   }
   std::string page;
-  if (library) page = report::plan_report_html(report::plan_page_data(out->staging()), *library);
+  if (library) page = report::plan_report_html(report::plan_page_data(files), *library);
 
-  if (out && !paths.out.empty()) out->commit();
+  if (out) out->commit();
   if (artifact) artifact->commit();
   if (library) write_file_atomically(paths.report, page);
 }

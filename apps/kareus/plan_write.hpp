@@ -4,9 +4,8 @@
 #include <filesystem>
 #include <optional>
 
-#include "kareus/planner/summary.hpp"
+#include "kareus/planner/run.hpp"
 #include "kareus/report/chart_library.hpp"
-#include "kareus/schedule/schedule.hpp"
 
 namespace kareus::cli {
 
@@ -23,8 +22,7 @@ void check_plan_output_paths(const PlanOutputPaths& paths);
 // Writes every output of one plan. The --out and --export-artifact folders are staged and put in
 // place only after all files, the page included, were written: when any of them fails, neither
 // folder changes.
-void write_plan_outputs(const PlanOutputPaths& paths, const planner::PlanResult& result,
-                        const planner::PlanChoice& choice, const Schedule& schedule,
-                        const Json& summary, const std::optional<report::ChartLibrary>& library);
+void write_plan_outputs(const PlanOutputPaths& paths, const planner::PlanOutcome& outcome,
+                        const std::optional<report::ChartLibrary>& library);
 
 }  // namespace kareus::cli

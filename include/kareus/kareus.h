@@ -80,18 +80,50 @@ typedef struct kareus_workload {
 /* The library's defaults: model and gpu NULL (required), every parallel degree 1, ... */
 KAREUS_API void kareus_workload_init(kareus_workload* workload);
 
+/* The selection rules: of kareus_plan_options, and of kareus_plan_select after planning. */
+typedef enum kareus_selection {
+  KAREUS_SELECT_MAX_THROUGHPUT = 0, /* the fastest point; bound ignored */
+  KAREUS_SELECT_DEADLINE = 1,       /* least energy with time <= bound (s) */
+  KAREUS_SELECT_ENERGY_BUDGET = 2,  /* fastest with energy <= bound (J) */
+  /* Widens the type to int so an unknown value from C is well defined in C++ and rejected. */
+  KAREUS_SELECT_FORCE_INT = 0x7fffffff
+} kareus_selection;
+
+/* Every field of `kareus plan`'s request; kareus_plan_options_init sets the library's defaults.
+ * The struct grows at its end as the library gains options: `size` tells the library which
+ * fields the caller's struct has, so a program compiled against an older kareus.h keeps working
+ * with a newer library. A library refuses a size it does not know
+ * (KAREUS_ERROR_INVALID_ARGUMENT), so set it with kareus_plan_options_init, never by hand. */
 typedef struct kareus_plan_options {
+  size_t size; /* sizeof(kareus_plan_options) as the caller compiled it */
   /* Comma-separated: megatron, perseus, nanobatch-perseus, kareus, kareus-exhaustive.
    * NULL: megatron,perseus,nanobatch-perseus,kareus. */
   const char* methods;
-  const char* strategy; /* partition search of kareus: "kareus" (NULL) or "paper" */
-  uint64_t seed;        /* of every random choice */
+  /* partition search of kareus: "kareus" (NULL), "paper", "random" or "exhaustive" */
+  const char* strategy;
+  uint64_t seed; /* of every random choice */
   /* SQLite measurement store to resume from and add to; NULL: none, every search measures. */
   const char* store_path;
   double noise_sigma; /* relative measurement noise of the emulator, in [0, 0.5) */
   double unit_time_s; /* time unit of the pipeline solver */
+  /* Kareus clocks: "instruction" (NULL: one clock per instruction, the paper) or "partition"
+   * (per partition, paying switch_latency_s per clock switch; docs/clock-granularity.md). */
+  const char* clock_granularity;
+  double switch_latency_s; /* the clock switch latency of "partition" granularity */
+  /* The plan kareus_plan_selected returns: `selection` with `bound` (seconds for a deadline,
+   * joules for an energy budget) on the kareus method, or the last one planned without kareus.
+   * Every method polishes the plan this selection picks, as `kareus plan --deadline` does. */
+  kareus_selection selection;
+  double bound;
+  /* KAREUS_SELECT_DEADLINE only: the selected plans are refined by exact sub-MILPs (CBC), at
+   * most this many nodes per window (kareus_plan_select_refined); 0: off. */
+  int milp_nodes;
+  /* The runtime the selected plan is for: "all" (NULL: every decision applied) or "clocks" (SM
+   * clocks only: the best of the methods such a runtime enforces, megatron and perseus). */
+  const char* enforceable;
 } kareus_plan_options;
 
+/* The library's defaults, and `size`. */
 KAREUS_API void kareus_plan_options_init(kareus_plan_options* options);
 
 /* The result of planning: per method, the iteration frontier. */
@@ -124,22 +156,6 @@ KAREUS_API kareus_status kareus_plan_frontier_size(const kareus_plan* plan, cons
 KAREUS_API kareus_status kareus_plan_frontier_point(const kareus_plan* plan, const char* method,
                                                     size_t index, kareus_point* point);
 
-typedef enum kareus_selection {
-  KAREUS_SELECT_MAX_THROUGHPUT = 0, /* the fastest point; bound ignored */
-  KAREUS_SELECT_DEADLINE = 1,       /* least energy with time <= bound (s) */
-  KAREUS_SELECT_ENERGY_BUDGET = 2,  /* fastest with energy <= bound (J) */
-  /* Widens the type to int so an unknown value from C is well defined in C++ and rejected. */
-  KAREUS_SELECT_FORCE_INT = 0x7fffffff
-} kareus_selection;
-
-/* The frontier index the rule selects; KAREUS_ERROR_INVALID_INPUT when no point qualifies. The
- * selected plan is polished at the bound first, as `kareus plan --deadline/--energy-budget` does
- * (once per method and bound): the same request gives the same schedule as the CLI and Python.
- * The plans it finds join the frontier, so the frontier's size and indices read before may change;
- * read them again after selecting. Not to be called on one plan from two threads at once. */
-KAREUS_API kareus_status kareus_plan_select(kareus_plan* plan, const char* method,
-                                            kareus_selection rule, double bound, size_t* index);
-
 /* What a deadline selection's MILP refinement did (kareus_plan_select_refined). */
 typedef struct kareus_refinement {
   int improved;    /* 1: the selected plan is CBC's, cheaper than the polished one; 0: unchanged */
@@ -147,16 +163,40 @@ typedef struct kareus_refinement {
   double time_s;   /* wall time of the refinement */
 } kareus_refinement;
 
+/* The plan the options selected (their selection and enforceable runtime): its method (a name as
+ * in kareus_plan_options, owned by the plan), its point and its refinement. Each out parameter
+ * may be NULL; `refinement` is zeroed when the selection asked for none. */
+KAREUS_API kareus_status kareus_plan_selected(const kareus_plan* plan, const char** method,
+                                              kareus_point* point, kareus_refinement* refinement);
+/* The schedule of kareus_plan_selected's plan, as `kareus plan --out` writes schedule.json. */
+KAREUS_API kareus_status kareus_plan_selected_schedule(const kareus_plan* plan,
+                                                       kareus_schedule** out);
+/* summary.json of `kareus plan` (docs/plan.md); release with kareus_string_free. */
+KAREUS_API kareus_status kareus_plan_summary(const kareus_plan* plan, char** json);
+/* The checked request the plan ran, as JSON with the fields of docs/plan.md's request; release
+ * with kareus_string_free. */
+KAREUS_API kareus_status kareus_plan_request(const kareus_plan* plan, char** json);
+
+/* Another selection on a method's frontier: the point the rule selects, and, unless `schedule`
+ * is NULL, that point's schedule; KAREUS_ERROR_INVALID_INPUT when no point qualifies. The
+ * selected plan is polished at the bound first, as `kareus plan --deadline/--energy-budget` does,
+ * so the same request gives the same point and schedule as the CLI and Python. The plan is only
+ * read: its frontier, and the indices of kareus_plan_frontier_point, stay as planned, and the
+ * point selected may be one the frontier does not hold. */
+KAREUS_API kareus_status kareus_plan_select(const kareus_plan* plan, const char* method,
+                                            kareus_selection rule, double bound,
+                                            kareus_point* point, kareus_schedule** schedule);
+
 /* kareus_plan_select; for KAREUS_SELECT_DEADLINE with milp_nodes > 0 the polished plan is then
  * refined by exact sub-MILPs (CBC) over windows of 64 instructions, at most milp_nodes nodes each,
  * and replaced when that is cheaper within the deadline, as `kareus plan --deadline S
- * --milp-nodes N` and Python's select(deadline_s=S, milp_nodes=N) do (once per method, bound and
- * node limit; the same result every run). milp_nodes 0 is kareus_plan_select. A negative
- * milp_nodes, or a positive one with another rule: KAREUS_ERROR_INVALID_INPUT. `refinement` may be
- * NULL; it is zeroed when milp_nodes is 0. */
-KAREUS_API kareus_status kareus_plan_select_refined(kareus_plan* plan, const char* method,
+ * --milp-nodes N` and Python's select(deadline_s=S, milp_nodes=N) do (the same result every run).
+ * milp_nodes 0 is kareus_plan_select. A negative milp_nodes, or a positive one with another rule:
+ * KAREUS_ERROR_INVALID_INPUT. `refinement` may be NULL; it is zeroed when milp_nodes is 0. */
+KAREUS_API kareus_status kareus_plan_select_refined(const kareus_plan* plan, const char* method,
                                                     kareus_selection rule, double bound,
-                                                    int milp_nodes, size_t* index,
+                                                    int milp_nodes, kareus_point* point,
+                                                    kareus_schedule** schedule,
                                                     kareus_refinement* refinement);
 
 /* Relative changes at the paper's comparison points; NAN where a baseline was not planned. */

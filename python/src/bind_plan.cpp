@@ -1,16 +1,13 @@
 // kareus.Workload, kareus.plan() and its result: per method, the iteration frontier, selection
-// and the schedule of a chosen point.
+// and the schedule of a chosen point. plan() runs planner::run, as `kareus plan` does.
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 
 #include "bindings.hpp"
 #include "kareus/core/error.hpp"
-#include "kareus/planner/planner.hpp"
-#include "kareus/planner/request.hpp"
+#include "kareus/planner/run.hpp"
 #include "kareus/planner/summary.hpp"
 #include "kareus/workload/workload.hpp"
 
@@ -52,13 +49,13 @@ planner::Selection selection_of(const std::string& where, std::optional<double> 
   return s;
 }
 
-planner::PlanResult run_plan(const workload::Workload& w,
-                             const std::optional<std::vector<std::string>>& methods,
-                             const std::string& strategy, std::uint64_t seed,
-                             const std::optional<std::filesystem::path>& store_path,
-                             double noise_sigma, double unit_time_s,
-                             std::optional<double> deadline_s,
-                             std::optional<double> energy_budget_j, int milp_nodes) {
+// Arguments -> request, every field of it (PlanRequest::fields); the planner checks it.
+planner::PlanOutcome run_plan(
+    const workload::Workload& w, const std::optional<std::vector<std::string>>& methods,
+    const std::string& strategy, std::uint64_t seed,
+    const std::optional<std::filesystem::path>& store_path, double noise_sigma, double unit_time_s,
+    std::optional<double> deadline_s, std::optional<double> energy_budget_j, int milp_nodes,
+    const std::string& clock_granularity, double switch_latency_s, const std::string& enforceable) {
   planner::PlanRequest request;
   request.where = "kareus.plan";
   if (methods) {
@@ -69,39 +66,22 @@ planner::PlanResult run_plan(const workload::Workload& w,
   request.seed = seed;
   request.noise_sigma = noise_sigma;
   request.unit_time = Seconds(unit_time_s);
+  request.clock_granularity =
+      planner::parse_clock_granularity(clock_granularity, request.where, "clock_granularity");
+  request.switch_latency = Seconds(switch_latency_s);
   request.selection = selection_of(request.where, deadline_s, energy_budget_j, milp_nodes);
-  request.check(w);
-  planner::PlanOptions opt = request.options();
-  std::unique_ptr<store::Store> db;
-  if (store_path) {
-    db = std::make_unique<store::Store>(*store_path);
-    opt.store = db.get();
-  }
-  return planner::plan(w, opt);
+  request.enforceable = planner::parse_enforceable(enforceable, request.where, "enforceable");
+  planner::Context context;
+  if (store_path) context.store = *store_path;
+  return planner::run(request, w, context);
 }
 
-const planner::MethodResult& method_of(const planner::PlanResult& r, const std::string& name) {
+const planner::MethodResult& method_of(const planner::PlanOutcome& o, const std::string& name) {
+  const auto& r = o.result;
   const auto it = r.methods.find(planner::parse_method(name));
   if (it == r.methods.end())
     throw Error::invalid("kareus.PlanResult", "method", name, "this plan has no frontier for it");
   return it->second;
-}
-
-// select() polishes (and, with milp_nodes, refines) a method's frontier in place, which can take
-// minutes: it runs without the GIL so that other Python threads go on, holding this lock alone.
-// Every reader of what it changes (a frontier, its plans, its refinements) copies it holding the
-// lock shared, also without the GIL: a reader waiting for a selection to end then stalls only its
-// own thread, and no thread ever waits for the lock while it holds the GIL, so none can deadlock.
-std::shared_mutex& selection_lock() {
-  static std::shared_mutex lock;
-  return lock;
-}
-
-template <class Read>
-auto read_locked(Read read) {
-  py::gil_scoped_release unlocked;
-  std::shared_lock lock(selection_lock());
-  return read();
 }
 
 py::dict metrics_dict(const planner::Metrics& m) {
@@ -157,13 +137,34 @@ void bind_plan(py::module_& m) {
                ", energy_j=" + format_number(p.energy.value()) + ")";
       });
 
+  py::class_<planner::SelectedPlan>(
+      m, "SelectedPlan",
+      "A plan chosen on one method's frontier: PlanResult.selected, or MethodResult.select().")
+      .def_property_readonly(
+          "method", [](const planner::SelectedPlan& s) { return planner::to_string(s.method); })
+      .def_readonly("point", &planner::SelectedPlan::point)
+      .def_property_readonly(
+          "rule", [](const planner::SelectedPlan& s) { return s.selection.describe(); },
+          "\"max-throughput\", \"deadline 5.5 s\" or \"energy budget 9000 J\".")
+      .def_property_readonly(
+          "refinement",
+          [](const planner::SelectedPlan& s) -> py::object {
+            if (!s.refinement) return py::none();
+            return to_python(planner::to_json(*s.refinement));
+          },
+          "With milp_nodes > 0: max_nodes, improved, time_capped, time_s, as summary.json's "
+          "selected.milp_refinement; else None.")
+      .def("__repr__", [](const planner::SelectedPlan& s) {
+        return "kareus.SelectedPlan(method=" + std::string(planner::to_string(s.method)) +
+               ", rule=" + s.selection.describe() +
+               ", time_s=" + format_number(s.point.time.value()) +
+               ", energy_j=" + format_number(s.point.energy.value()) + ")";
+      });
+
   py::class_<planner::MethodResult>(m, "MethodResult", "The frontier of one method.")
       .def_property_readonly(
           "method", [](const planner::MethodResult& r) { return planner::to_string(r.method); })
-      .def_property_readonly(
-          "frontier",
-          [](const planner::MethodResult& r) { return read_locked([&] { return r.frontier; }); },
-          "Fastest first.")
+      .def_readonly("frontier", &planner::MethodResult::frontier, "Fastest first.")
       .def_readonly("measurements", &planner::MethodResult::measurements)
       .def_readonly("measurements_reused", &planner::MethodResult::measurements_reused)
       .def_readonly("profiling_gpu_hours", &planner::MethodResult::profiling_gpu_hours,
@@ -172,94 +173,96 @@ void bind_plan(py::module_& m) {
                     &planner::MethodResult::profiling_gpu_hours_reused,
                     "The part of profiling_gpu_hours the store's reused measurements cost.")
       .def("fastest",
-           [](const planner::MethodResult& r) {
-             return read_locked([&] { return planner::IterationPoint(r.fastest()); });
-           })
+           [](const planner::MethodResult& r) { return planner::IterationPoint(r.fastest()); })
       .def("min_energy",
-           [](const planner::MethodResult& r) {
-             return read_locked([&] { return planner::IterationPoint(r.min_energy()); });
-           })
+           [](const planner::MethodResult& r) { return planner::IterationPoint(r.min_energy()); })
       .def(
           "select",
-          [](planner::MethodResult& r, std::optional<double> deadline_s,
+          [](const planner::MethodResult& r, std::optional<double> deadline_s,
              std::optional<double> energy_budget_j, int milp_nodes) {
             const auto selection = selection_of("select", deadline_s, energy_budget_j, milp_nodes);
+            // Only reads the result, which nothing changes after plan(): other threads go on.
             py::gil_scoped_release unlocked;
-            std::unique_lock lock(selection_lock());
-            return planner::IterationPoint(planner::select_polished(r, selection));
+            return planner::select_polished(r, selection);
           },
           py::kw_only(), py::arg("deadline_s") = py::none(),
           py::arg("energy_budget_j") = py::none(), py::arg("milp_nodes") = 0,
-          "Least energy within deadline_s, fastest within energy_budget_j, or the fastest. The "
-          "selected plan is polished at the bound first, as `kareus plan --deadline` does (once "
-          "per bound), so the frontier may gain the plans it finds. milp_nodes > 0 (deadline_s "
-          "only): the polished plan is then refined by exact sub-MILPs (CBC) over windows of 64 "
-          "instructions, at most that many nodes each, as "
-          "`kareus plan --milp-nodes` does (see refinements).")
-      .def_property_readonly(
-          "refinements",
-          [](const planner::MethodResult& r) {
-            py::list out;
-            for (const auto& refinement : read_locked([&] { return r.refinements; })) {
-              py::dict d = to_python(planner::to_json(refinement));
-              d["deadline_s"] = refinement.selection.bound;
-              out.append(d);
-            }
-            return out;
-          },
-          "Per deadline selection refined so far (milp_nodes > 0): deadline_s, max_nodes, "
-          "improved, time_capped, time_s, as summary.json's selected.milp_refinement.")
-      .def("ten_point_frontier", [](const planner::MethodResult& r) {
-        return read_locked([&] { return planner::ten_point_frontier(r); });
-      });
+          "The SelectedPlan with the least energy within deadline_s, the fastest within "
+          "energy_budget_j, or the fastest. The selected plan is polished at the bound first, as "
+          "`kareus plan --deadline` does, so its point may be one the frontier does not hold; the "
+          "frontier stays as planned. milp_nodes > 0 (deadline_s only): the polished plan is then "
+          "refined by exact sub-MILPs (CBC) over windows of 64 instructions, at most that many "
+          "nodes each, as `kareus plan --milp-nodes` does (see SelectedPlan.refinement).")
+      .def("ten_point_frontier",
+           [](const planner::MethodResult& r) { return planner::ten_point_frontier(r); });
 
-  py::class_<planner::PlanResult>(m, "PlanResult", "Per method, the iteration frontier.")
-      .def_readonly("workload", &planner::PlanResult::workload)
+  py::class_<planner::PlanOutcome>(
+      m, "PlanResult", "Per method, the iteration frontier; the selected plan and its schedule.")
+      .def_property_readonly("workload",
+                             [](const planner::PlanOutcome& o) { return o.result.workload; })
       .def_property_readonly("methods",
-                             [](const planner::PlanResult& r) {
+                             [](const planner::PlanOutcome& o) {
                                std::vector<std::string> names;
-                               for (const auto& [method, result] : r.methods)
+                               for (const auto& [method, result] : o.result.methods)
                                  names.emplace_back(planner::to_string(method));
                                return names;
                              })
       .def("__getitem__", &method_of, py::return_value_policy::reference_internal,
            py::arg("method"))
+      .def_readonly("selected", &planner::PlanOutcome::selected,
+                    "The plan plan()'s selection picks, on the method its enforceable runtime "
+                    "can run best (kareus when planned and every decision is enforceable).")
+      .def_property_readonly(
+          "request", [](const planner::PlanOutcome& o) { return to_python(o.request.to_json()); },
+          "The checked request plan() ran, with the fields of docs/plan.md's request.")
       .def(
           "to_dict",
-          [](const planner::PlanResult& r) {
-            return to_python(read_locked([&] { return planner::to_json(r); }));
-          },
+          [](const planner::PlanOutcome& o) { return to_python(planner::to_json(o.result)); },
           "The plan as summary.json of `kareus plan` has it: workload and, per method, the "
           "frontier, its ends, measurements, metrics and the pipeline solver's summary.")
       .def(
+          "summary", [](const planner::PlanOutcome& o) { return to_python(o.summary); },
+          "summary.json of `kareus plan`, the selection, provenance and ledgers included.")
+      .def(
           "metrics",
-          [](const planner::PlanResult& r, const std::string& method) {
-            method_of(r, method);
-            return metrics_dict(r.metrics.at(planner::parse_method(method)));
+          [](const planner::PlanOutcome& o, const std::string& method) {
+            return metrics_dict(o.result.metrics.at(method_of(o, method).method));
           },
           py::arg("method"))
       .def(
           "schedule",
-          [](const planner::PlanResult& r, const std::string& method,
+          [](const planner::PlanOutcome& o, const std::string& method,
              const planner::IterationPoint& point) {
-            return read_locked(
-                [&] { return planner::make_schedule(r, method_of(r, method).method, point); });
+            return planner::make_schedule(o.result, method_of(o, method).method, point);
           },
-          py::arg("method"), py::arg("point"), "The runtime schedule of a frontier point.");
+          py::arg("method"), py::arg("point"), "The runtime schedule of a frontier point.")
+      .def(
+          "schedule",
+          [](const planner::PlanOutcome& o, const planner::SelectedPlan& selected) {
+            return planner::make_schedule(o.result, selected);
+          },
+          py::arg("selected"), "The runtime schedule of a SelectedPlan of this plan.");
 
-  m.def(
-      "plan", &run_plan, py::arg("workload"), py::kw_only(), py::arg("methods") = py::none(),
-      py::arg("strategy") = "kareus", py::arg("seed") = 0, py::arg("store") = py::none(),
-      py::arg("noise_sigma") = 0.0,
-      py::arg("unit_time_s") = planner::PlanOptions{}.unit_time.value(),
-      py::arg("deadline_s") = py::none(), py::arg("energy_budget_j") = py::none(),
-      py::arg("milp_nodes") = 0, py::call_guard<py::gil_scoped_release>(),
-      "Plans the workload: per method (megatron, perseus, nanobatch-perseus, kareus, "
-      "kareus-exhaustive), the iteration time-energy frontier. store: SQLite measurement "
-      "store to resume from and add to (None: none). deadline_s or energy_budget_j: the selection "
-      "whose plan every method polishes, as `kareus plan --deadline/--energy-budget` does; "
-      "milp_nodes with deadline_s: each method's polished plan is then refined by CBC, as "
-      "`kareus plan --milp-nodes` does.");
+  m.attr("PLAN_REQUEST_FIELDS") = planner::PlanRequest::fields();
+  const planner::PlanRequest defaults_request;
+  m.def("plan", &run_plan, py::arg("workload"), py::kw_only(), py::arg("methods") = py::none(),
+        py::arg("strategy") = "kareus", py::arg("seed") = 0, py::arg("store") = py::none(),
+        py::arg("noise_sigma") = 0.0, py::arg("unit_time_s") = defaults_request.unit_time.value(),
+        py::arg("deadline_s") = py::none(), py::arg("energy_budget_j") = py::none(),
+        py::arg("milp_nodes") = 0,
+        py::arg("clock_granularity") = planner::to_string(defaults_request.clock_granularity),
+        py::arg("switch_latency_s") = defaults_request.switch_latency.value(),
+        py::arg("enforceable") = planner::to_string(defaults_request.enforceable),
+        py::call_guard<py::gil_scoped_release>(),
+        "Plans the workload: per method (megatron, perseus, nanobatch-perseus, kareus, "
+        "kareus-exhaustive), the iteration time-energy frontier, as `kareus plan` does. store: "
+        "SQLite measurement store to resume from and add to (None: none). deadline_s or "
+        "energy_budget_j: the selection whose plan every method polishes and `selected` holds, as "
+        "`kareus plan --deadline/--energy-budget` does; milp_nodes with deadline_s: each method's "
+        "polished plan is then refined by CBC, as `kareus plan --milp-nodes` does. "
+        "clock_granularity: \"instruction\" or \"partition\" (kareus clocks per partition, "
+        "paying switch_latency_s per switch). enforceable: \"all\" or \"clocks\" (`selected` is "
+        "then the best plan of megatron and perseus).");
 }
 
 }  // namespace kareus::python

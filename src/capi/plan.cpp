@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "handles.hpp"
-#include "kareus/planner/request.hpp"
+#include "kareus/planner/run.hpp"
 #include "kareus/workload/workload.hpp"
 #include "status.hpp"
 
@@ -31,40 +31,87 @@ workload::WorkloadRequest request_of(const kareus_workload& w) {
   return r;
 }
 
-kareus_plan* run_plan(const workload::Workload& w, const kareus_plan_options* options) {
+planner::Selection selection_of(kareus_selection rule, double bound, int milp_nodes,
+                                const char* parameter) {
+  planner::Selection selection;
+  switch (rule) {
+    case KAREUS_SELECT_MAX_THROUGHPUT:
+      break;
+    case KAREUS_SELECT_DEADLINE:
+      selection = {planner::SelectionRule::kDeadline, bound};
+      break;
+    case KAREUS_SELECT_ENERGY_BUDGET:
+      selection = {planner::SelectionRule::kEnergyBudget, bound};
+      break;
+    default:
+      throw ArgumentError(std::string(parameter) + " = " + std::to_string(rule) +
+                          " is not a kareus_selection");
+  }
+  selection.milp_nodes = milp_nodes;
+  return selection;
+}
+
+// The options as the caller's struct holds them: only this version's size is known today; a later
+// struct that grows reads the fields an older caller's size covers and defaults the rest.
+kareus_plan_options options_of(const kareus_plan_options* options) {
   kareus_plan_options o;
   kareus_plan_options_init(&o);
-  if (options) o = *options;
-  planner::PlanRequest request;
-  request.where = "plan options";
-  if (o.methods) request.methods = planner::parse_methods(o.methods);
-  request.strategy = search::parse_strategy(o.strategy ? o.strategy : "kareus");
-  request.seed = o.seed;
-  request.noise_sigma = o.noise_sigma;
-  request.unit_time = Seconds(o.unit_time_s);
-  request.check(w);
-  planner::PlanOptions opt = request.options();
-  std::unique_ptr<store::Store> db;
-  if (o.store_path) {
-    db = std::make_unique<store::Store>(o.store_path);
-    opt.store = db.get();
-  }
+  if (!options) return o;
+  if (options->size != sizeof(kareus_plan_options))
+    throw ArgumentError("options->size = " + std::to_string(options->size) +
+                        " is not the size of a kareus_plan_options this library knows (" +
+                        std::to_string(sizeof(kareus_plan_options)) +
+                        "); set it with kareus_plan_options_init");
+  return *options;
+}
+
+// Options -> request, every field of it (PlanRequest::fields); the planner checks it.
+planner::PlanRequest request_of(const kareus_plan_options& o) {
+  planner::PlanRequest r;
+  r.where = "plan options";
+  if (o.methods) r.methods = planner::parse_methods(o.methods);
+  if (o.strategy) r.strategy = search::parse_strategy(o.strategy);
+  r.seed = o.seed;
+  r.noise_sigma = o.noise_sigma;
+  r.unit_time = Seconds(o.unit_time_s);
+  if (o.clock_granularity)
+    r.clock_granularity =
+        planner::parse_clock_granularity(o.clock_granularity, r.where, "clock_granularity");
+  r.switch_latency = Seconds(o.switch_latency_s);
+  r.selection = selection_of(o.selection, o.bound, o.milp_nodes, "options->selection");
+  if (o.enforceable)
+    r.enforceable = planner::parse_enforceable(o.enforceable, r.where, "enforceable");
+  return r;
+}
+
+kareus_plan* run_plan(const workload::Workload& w, const kareus_plan_options* options) {
+  const kareus_plan_options o = options_of(options);
+  planner::Context context;
+  if (o.store_path) context.store = o.store_path;
   auto plan = std::make_unique<kareus_plan>();
-  plan->result = planner::plan(w, opt);
-  for (const auto& [method, result] : plan->result.methods)
+  plan->outcome = planner::run(request_of(o), w, context);
+  for (const auto& [method, result] : plan->outcome.result.methods)
     plan->method_names.emplace_back(planner::to_string(method));
   return plan.release();
 }
 
-// const for the readers, mutable for kareus_plan_select, which adds the plans it polishes.
-template <typename Plan>
-auto& method_of(Plan* plan, const char* method) {
+const planner::MethodResult& method_of(const kareus_plan* plan, const char* method) {
   required(plan, "plan");
   const auto m = planner::parse_method(required(method, "method"));
-  const auto it = plan->result.methods.find(m);
-  if (it == plan->result.methods.end())
+  const auto& methods = plan->outcome.result.methods;
+  const auto it = methods.find(m);
+  if (it == methods.end())
     throw Error::invalid("plan", "method", method, "this plan has no frontier for it");
   return it->second;
+}
+
+kareus_point point_of(const planner::IterationPoint& p) {
+  return {p.time.value(), p.energy.value(), p.dynamic_energy.value()};
+}
+
+kareus_refinement refinement_of(const std::optional<planner::SelectionRefinement>& r) {
+  if (!r) return {};
+  return {r->improved ? 1 : 0, r->time_capped ? 1 : 0, r->seconds};
 }
 
 double value_or_nan(const std::optional<double>& v) {
@@ -97,11 +144,15 @@ void kareus_workload_init(kareus_workload* workload) {
 
 void kareus_plan_options_init(kareus_plan_options* options) {
   if (!options) return;
-  const planner::PlanOptions o;
+  const planner::PlanRequest r;
   *options = kareus_plan_options{};
-  options->seed = o.seed;
-  options->noise_sigma = o.noise_sigma;
-  options->unit_time_s = o.unit_time.value();
+  options->size = sizeof(kareus_plan_options);
+  options->seed = r.seed;
+  options->noise_sigma = r.noise_sigma;
+  options->unit_time_s = r.unit_time.value();
+  options->switch_latency_s = r.switch_latency.value();
+  options->selection = KAREUS_SELECT_MAX_THROUGHPUT;
+  options->milp_nodes = r.selection.milp_nodes;
 }
 
 kareus_status kareus_plan_create(const kareus_workload* workload,
@@ -148,43 +199,59 @@ kareus_status kareus_plan_frontier_point(const kareus_plan* plan, const char* me
     required(point, "point");
     const auto& frontier = method_of(plan, method).frontier;
     check_index(index, frontier.size(), "frontier point");
-    const auto& p = frontier[index];
-    *point = {p.time.value(), p.energy.value(), p.dynamic_energy.value()};
+    *point = point_of(frontier[index]);
   });
 }
 
-kareus_status kareus_plan_select(kareus_plan* plan, const char* method, kareus_selection rule,
-                                 double bound, size_t* index) {
-  return kareus_plan_select_refined(plan, method, rule, bound, 0, index, nullptr);
+kareus_status kareus_plan_selected(const kareus_plan* plan, const char** method,
+                                   kareus_point* point, kareus_refinement* refinement) {
+  return guarded([&] {
+    const auto& selected = required(plan, "plan")->outcome.selected;
+    if (method) *method = planner::to_string(selected.method);
+    if (point) *point = point_of(selected.point);
+    if (refinement) *refinement = refinement_of(selected.refinement);
+  });
 }
 
-kareus_status kareus_plan_select_refined(kareus_plan* plan, const char* method,
-                                         kareus_selection rule, double bound, int milp_nodes,
-                                         size_t* index, kareus_refinement* refinement) {
+kareus_status kareus_plan_selected_schedule(const kareus_plan* plan, kareus_schedule** out) {
   return guarded([&] {
-    required(index, "index");
-    auto& m = method_of(plan, method);
-    planner::Selection selection;
-    switch (rule) {
-      case KAREUS_SELECT_MAX_THROUGHPUT:
-        break;
-      case KAREUS_SELECT_DEADLINE:
-        selection = {planner::SelectionRule::kDeadline, bound};
-        break;
-      case KAREUS_SELECT_ENERGY_BUDGET:
-        selection = {planner::SelectionRule::kEnergyBudget, bound};
-        break;
-      default:
-        throw ArgumentError("rule = " + std::to_string(rule) + " is not a kareus_selection");
-    }
-    selection.milp_nodes = milp_nodes;
-    const auto& chosen = planner::select_polished(m, selection);
-    *index = static_cast<std::size_t>(&chosen - m.frontier.data());
-    if (refinement) {
-      *refinement = kareus_refinement{};
-      if (const auto* r = planner::refinement_of(m, selection))
-        *refinement = {r->improved ? 1 : 0, r->time_capped ? 1 : 0, r->seconds};
-    }
+    required(out, "out");
+    *out = wrap(required(plan, "plan")->outcome.schedule);
+  });
+}
+
+kareus_status kareus_plan_summary(const kareus_plan* plan, char** json) {
+  return guarded([&] {
+    required(json, "json");
+    *json = copy_to_malloc(required(plan, "plan")->outcome.summary.dump(2));
+  });
+}
+
+kareus_status kareus_plan_request(const kareus_plan* plan, char** json) {
+  return guarded([&] {
+    required(json, "json");
+    *json = copy_to_malloc(required(plan, "plan")->outcome.request.to_json().dump(2));
+  });
+}
+
+kareus_status kareus_plan_select(const kareus_plan* plan, const char* method, kareus_selection rule,
+                                 double bound, kareus_point* point, kareus_schedule** schedule) {
+  return kareus_plan_select_refined(plan, method, rule, bound, 0, point, schedule, nullptr);
+}
+
+kareus_status kareus_plan_select_refined(const kareus_plan* plan, const char* method,
+                                         kareus_selection rule, double bound, int milp_nodes,
+                                         kareus_point* point, kareus_schedule** schedule,
+                                         kareus_refinement* refinement) {
+  return guarded([&] {
+    required(point, "point");
+    const auto selected = planner::select_polished(method_of(plan, method),
+                                                   selection_of(rule, bound, milp_nodes, "rule"));
+    kareus_schedule* made =
+        schedule ? wrap(planner::make_schedule(plan->outcome.result, selected)) : nullptr;
+    *point = point_of(selected.point);
+    if (schedule) *schedule = made;
+    if (refinement) *refinement = refinement_of(selected.refinement);
   });
 }
 
@@ -192,8 +259,7 @@ kareus_status kareus_plan_metrics(const kareus_plan* plan, const char* method,
                                   kareus_metrics* metrics) {
   return guarded([&] {
     required(metrics, "metrics");
-    method_of(plan, method);
-    const auto& m = plan->result.metrics.at(planner::parse_method(method));
+    const auto& m = plan->outcome.result.metrics.at(method_of(plan, method).method);
     *metrics = {value_or_nan(m.max_throughput_time_reduction),
                 value_or_nan(m.max_throughput_energy_reduction),
                 value_or_nan(m.iso_time_energy_reduction),
@@ -207,9 +273,7 @@ kareus_status kareus_plan_schedule(const kareus_plan* plan, const char* method, 
     required(out, "out");
     const auto& m = method_of(plan, method);
     check_index(index, m.frontier.size(), "frontier point");
-    auto schedule = std::make_unique<kareus_schedule>();
-    schedule->schedule = planner::make_schedule(plan->result, m.method, m.frontier[index]);
-    *out = schedule.release();
+    *out = wrap(planner::make_schedule(plan->outcome.result, m.method, m.frontier[index]));
   });
 }
 

@@ -1,6 +1,5 @@
 // Schedules through the C API: load, parse, export and read back instruction by instruction.
 #include <cstdlib>
-#include <cstring>
 
 #include "handles.hpp"
 #include "status.hpp"
@@ -20,19 +19,6 @@ const ScheduleInstruction& instruction_of(const kareus_schedule* schedule, int s
   const auto& instructions = stage_of(schedule, stage).instructions;
   check_index(index, instructions.size(), "instruction");
   return instructions[index];
-}
-
-char* copy_to_malloc(const std::string& text) {
-  char* out = static_cast<char*>(std::malloc(text.size() + 1));
-  if (!out) throw std::bad_alloc();
-  std::memcpy(out, text.c_str(), text.size() + 1);
-  return out;
-}
-
-kareus_schedule* wrap(Schedule schedule) {
-  auto out = std::make_unique<kareus_schedule>();
-  out->schedule = std::move(schedule);
-  return out.release();
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "status.hpp"
 
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <new>
 
@@ -54,6 +55,13 @@ void check_index(std::size_t index, std::size_t size, const char* what) {
   if (index >= size)
     throw ArgumentError(std::string(what) + " " + std::to_string(index) + " is out of range (" +
                         std::to_string(size) + " available)");
+}
+
+char* copy_to_malloc(const std::string& text) {
+  char* out = static_cast<char*>(std::malloc(text.size() + 1));
+  if (!out) throw std::bad_alloc();
+  std::memcpy(out, text.c_str(), text.size() + 1);
+  return out;
 }
 
 }  // namespace kareus::capi

@@ -40,4 +40,7 @@ T* required(T* pointer, const char* parameter) {
 // Throws ArgumentError unless index < size.
 void check_index(std::size_t index, std::size_t size, const char* what);
 
+// `text` in memory from malloc, as a `char*` the caller releases with kareus_string_free.
+char* copy_to_malloc(const std::string& text);
+
 }  // namespace kareus::capi

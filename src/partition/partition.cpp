@@ -179,6 +179,14 @@ std::vector<Partition> representative_partitions(const workload::Workload& w) {
       seen.insert(p.key);
       reps.push_back(p);
     }
+    // A key the middle layer lacks: with context parallelism and no tensor parallelism nothing
+    // ends a layer's MLP, so the first layer's QKV projection is a segment of its own that later
+    // layers fold into the one before. It is still a partition the stage runs.
+    for (const auto& p : parts) {
+      if (!p.comm || p.fixed || seen.count(p.key)) continue;
+      seen.insert(p.key);
+      reps.push_back(p);
+    }
   }
   return reps;
 }

@@ -142,11 +142,11 @@ const char* to_string(ClockGranularity g) {
   return g == ClockGranularity::kInstruction ? "instruction" : "partition";
 }
 
-ClockGranularity parse_clock_granularity(const std::string& text) {
+ClockGranularity parse_clock_granularity(const std::string& text, std::string_view where,
+                                         std::string_view field) {
   for (auto g : {ClockGranularity::kInstruction, ClockGranularity::kPartition})
     if (text == to_string(g)) return g;
-  throw Error::invalid("command line", "--clock-granularity", text,
-                       "allowed: instruction, partition");
+  throw Error::invalid(where, field, text, "allowed: instruction, partition");
 }
 
 std::string InstructionStep::name() const {
@@ -180,9 +180,8 @@ OptionSet partition_clock_options(const workload::Workload& w, const emulator::E
                                   const KeyFrontiers& keys, OptionSet instruction_options,
                                   const PartitionClockOptions& options) {
   require(std::isfinite(options.switch_latency.value()) && options.switch_latency.value() >= 0,
-          "command line", "--switch-latency-ms",
-          format_number(options.switch_latency.value() * 1e3),
-          "must be a finite number of milliseconds >= 0");
+          "partition clock options", "switch_latency_s",
+          format_number(options.switch_latency.value()), "must be a finite number of seconds >= 0");
   const auto steps = instruction_steps(w, stage, d);
   const auto fixed = fixed_costs(emu, steps, clocks);
   const Watts power = options.switch_power.value_or(default_switch_power(w, steps, fixed, keys));

@@ -14,11 +14,11 @@
 #include "kareus/core/error.hpp"
 #include "kareus/executor/executor.hpp"
 #include "kareus/executor/iteration.hpp"
-#include "kareus/frontier/deadline_refine.hpp"
-#include "kareus/frontier/frontier_polish.hpp"
 #include "kareus/planner/pooled_readings.hpp"
 #include "kareus/planner/request.hpp"
+#include "kareus/planner/selection.hpp"
 #include "kareus/search/shared_picks.hpp"
+#include "polish.hpp"
 
 namespace kareus::planner {
 
@@ -200,83 +200,6 @@ MethodResult prepare_method(const workload::Workload& w, const emulator::Emulato
   return result;
 }
 
-// After a deadline selection's polish: the plan the deadline picks (the least job energy within
-// it, as select_by_deadline picks) refined by CBC from that plan, and added to the solver's plans
-// when it costs the job less within the deadline, so the selection picks it. Recorded either way.
-void refine_selection(const Selection& selection, MethodResult& m,
-                      const frontier::RefineProgressFn& on_progress) {
-  const Seconds deadline(selection.bound);
-  std::optional<frontier::ParetoPoint> chosen;
-  Joules least{0};
-  for (const auto& pt : m.solver.frontier.points()) {
-    const IterationPoint ip = m.job_point(pt);
-    if (ip.time <= deadline && (!chosen || ip.energy < least)) {
-      chosen = pt;
-      least = ip.energy;
-    }
-  }
-  SelectionRefinement record{selection};
-  if (chosen) {
-    // The pipeline's share of the deadline, and never less than the chosen plan's own time (which
-    // meets the deadline as a job; subtracting the tail can round just below it).
-    const Seconds within = std::max(deadline - m.tail_time, chosen->time);
-    const auto refined = frontier::refine_within_deadline(
-        m.problem, m.solver.assignment(chosen->first), within, selection.milp_nodes, on_progress);
-    record.time_capped = refined.time_capped;
-    record.seconds = refined.seconds;
-    if (refined.improved) {
-      const IterationPoint job = m.job_point({refined.cost.time, refined.cost.energy});
-      if (job.time <= deadline && job.energy < least) {
-        frontier::add_refined_plan(refined, m.solver);
-        record.improved = true;
-      }
-    }
-  }
-  m.refinements.push_back(record);
-}
-
-// The plan `selection` will pick, polished at its bound (frontier::polish_within,
-// polish_within_budget) and, for a deadline with milp_nodes, refined (refine_selection). A
-// deadline is the job's iteration time, the tail more than the pipeline's; an energy budget bounds
-// the whole job's energy.
-void polish_selection(const Selection& selection, MethodResult& m,
-                      const frontier::RefineProgressFn& on_refine) {
-  if (selection.rule == SelectionRule::kDeadline) {
-    frontier::polish_within(m.problem, Seconds(selection.bound) - m.tail_time,
-                            frontier::kSelectionNeighbours, m.solver);
-    if (selection.milp_nodes > 0) refine_selection(selection, m, on_refine);
-  } else if (selection.rule == SelectionRule::kEnergyBudget) {
-    frontier::polish_within_budget(
-        m.problem, [&](const frontier::ParetoPoint& pt) { return m.job_point(pt).energy; },
-        Joules(selection.bound), frontier::kSelectionNeighbours, m.solver);
-  }
-}
-
-// The method's frontier, as whole-job points, from its solver's.
-void fill_frontier(MethodResult& m) {
-  m.frontier.clear();
-  for (const auto& pt : m.solver.frontier) m.frontier.push_back(m.job_point(pt));
-  std::sort(m.frontier.begin(), m.frontier.end(),
-            [](const auto& a, const auto& b) { return a.time < b.time; });
-}
-
-// Polishes `selection`'s plan unless this frontier already was for it (select_polished). When no
-// point meets the selection the polish finds nothing, and plan() leaves the refusal to the
-// selection a front end makes, which may be of another method.
-void polish_once(const Selection& selection, MethodResult& m,
-                 const frontier::RefineProgressFn& on_refine = {}) {
-  if (selection.rule == SelectionRule::kMaxThroughput ||
-      std::find(m.polished_for.begin(), m.polished_for.end(), selection) != m.polished_for.end())
-    return;
-  // From the frontier as solved, as plan() polishes its options' selection; then the plans other
-  // selections found join again (a point they dominate is no better a choice).
-  auto others = std::exchange(m.solver.frontier, m.unpolished);
-  polish_selection(selection, m, on_refine);
-  for (const auto& pt : others.points()) m.solver.frontier.insert(pt);
-  fill_frontier(m);
-  m.polished_for.push_back(selection);
-}
-
 // The prepared method's pipeline frontier, as whole-job iteration points, polished for the
 // options' selection. Reads nothing shared but the workload and options, so methods solve side by
 // side.
@@ -300,37 +223,19 @@ void solve_method(const workload::Workload& w, const PlanOptions& options,
     ip.energy = ip.dynamic_energy + w.gpu.static_power * ip.time * gpus;
     return ip;
   };
-  fill_frontier(result);
   result.unpolished = result.solver.frontier;
-  frontier::RefineProgressFn on_refine;
-  if (options.on_refine_progress)
-    on_refine = [&options, method = result.method](const frontier::RefineProgress& p) {
-      options.on_refine_progress(method, p);
-    };
-  polish_once(options.selection, result, on_refine);
-}
-
-std::string range_of(const MethodResult& m) {
-  return fmt::format("{} frontier spans {:.3f}-{:.3f} s and {:.0f}-{:.0f} J", to_string(m.method),
-                     m.fastest().time.value(), m.frontier.back().time.value(),
-                     m.min_energy().energy.value(), m.fastest().energy.value());
-}
-
-// The least-energy point that meets `deadline`, or null; the selection rules and the iso-time
-// metric share it.
-const IterationPoint* least_energy_within(const MethodResult& m, Seconds deadline) {
-  const IterationPoint* best = nullptr;
-  for (const auto& p : m.frontier)
-    if (p.time <= deadline && (!best || p.energy < best->energy)) best = &p;
-  return best;
-}
-
-// The fastest point within `budget`, or null.
-const IterationPoint* fastest_within(const MethodResult& m, Joules budget) {
-  const IterationPoint* best = nullptr;
-  for (const auto& p : m.frontier)
-    if (p.energy <= budget && (!best || p.time < best->time)) best = &p;
-  return best;
+  result.polished_for = options.selection;
+  if (options.selection.rule != SelectionRule::kMaxThroughput) {
+    frontier::RefineProgressFn on_refine;
+    if (options.on_refine_progress)
+      on_refine = [&options, method = result.method](const frontier::RefineProgress& p) {
+        options.on_refine_progress(method, p);
+      };
+    // When no point meets the selection the polish finds nothing, and plan() leaves the refusal
+    // to the selection a front end makes, which may be of another method.
+    result.refinement = polish_selection(options.selection, result, result.solver, on_refine);
+  }
+  result.frontier = job_frontier(result, result.solver);
 }
 
 }  // namespace
@@ -398,47 +303,6 @@ PlanResult plan(const workload::Workload& w, const PlanOptions& options) {
   return result;
 }
 
-const IterationPoint& select_polished(MethodResult& m, const Selection& selection) {
-  check_selection(selection, "selection");
-  // Refuses a selection nothing meets before polishing: a polish never moves the fastest point, nor
-  // brings a point within a budget when none was.
-  select(m, selection);
-  polish_once(selection, m);
-  return select(m, selection);
-}
-
-const SelectionRefinement* refinement_of(const MethodResult& m, const Selection& selection) {
-  for (const auto& r : m.refinements)
-    if (r.selection == selection) return &r;
-  return nullptr;
-}
-
-const IterationPoint& select_by_deadline(const MethodResult& m, Seconds deadline) {
-  if (!(deadline.value() > 0))
-    throw Error::invalid("", "deadline", format_number(deadline.value()),
-                         "must be a positive number of seconds");
-  const IterationPoint* best = least_energy_within(m, deadline);
-  if (!best)
-    throw Error::invalid("", "deadline", format_number(deadline.value()),
-                         "below the fastest plan; the " + range_of(m));
-  return *best;
-}
-
-const IterationPoint& select_by_energy_budget(const MethodResult& m, Joules budget) {
-  if (!(budget.value() > 0))
-    throw Error::invalid("", "energy budget", format_number(budget.value()),
-                         "must be a positive number of joules");
-  const IterationPoint* best = fastest_within(m, budget);
-  if (!best)
-    throw Error::invalid("", "energy budget", format_number(budget.value()),
-                         "below the least-energy plan; the " + range_of(m));
-  return *best;
-}
-
-const IterationPoint& select_max_throughput(const MethodResult& m) {
-  return m.fastest();
-}
-
 std::vector<IterationPoint> ten_point_frontier(const MethodResult& m) {
   // Solver order: plan 0 is the least-energy end, the last plan the fastest.
   std::vector<IterationPoint> by_plan = m.frontier;
@@ -476,10 +340,10 @@ Metrics compute_metrics(const MethodResult& m, const MethodResult* megatron,
   if (perseus) {
     // A relative 1e-9 lets a method meet Perseus's own point despite rounding.
     const auto& fastest = perseus->fastest();
-    if (const auto* iso_time = least_energy_within(m, fastest.time * (1 + 1e-9)))
+    if (const auto* iso_time = least_energy_within(m.frontier, fastest.time * (1 + 1e-9)))
       out.iso_time_energy_reduction = 1.0 - iso_time->energy / fastest.energy;
     const auto& cheapest = perseus->min_energy();
-    const auto* iso_energy = fastest_within(m, cheapest.energy * (1 + 1e-9));
+    const auto* iso_energy = fastest_within(m.frontier, cheapest.energy * (1 + 1e-9));
     if (iso_energy) out.iso_energy_time_reduction = 1.0 - iso_energy->time / cheapest.time;
   }
   return out;
@@ -487,7 +351,14 @@ Metrics compute_metrics(const MethodResult& m, const MethodResult* megatron,
 
 Schedule make_schedule(const PlanResult& plan, Method method, const IterationPoint& point) {
   const auto& m = plan.methods.at(method);
-  const auto assignment = m.solver.assignment(point.plan);
+  return make_schedule(plan, SelectedPlan{method, {}, point, m.solver.assignment(point.plan), {}});
+}
+
+Schedule make_schedule(const PlanResult& plan, const SelectedPlan& selected) {
+  const Method method = selected.method;
+  const IterationPoint& point = selected.point;
+  const auto& m = plan.methods.at(method);
+  const auto& assignment = selected.assignment;
   Schedule s;
   s.workload = plan.workload.to_json();
   // The schedule names the execution model the runtime plays; the exhaustive search is only a

@@ -1,12 +1,13 @@
 #include "kareus/planner/request.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <set>
 
+#include "field_check.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/core/limits.hpp"
 #include "kareus/frontier/unit_time.hpp"
@@ -14,43 +15,6 @@
 
 namespace kareus::planner {
 namespace {
-
-// Checks a field as its front end spells it: the name the user typed and the value in the unit
-// they typed it in.
-class FieldCheck {
- public:
-  FieldCheck(std::string_view where, const std::map<std::string, FieldSpelling>& spellings)
-      : where_(where), spellings_(spellings) {}
-
-  // How the front end spells `field`, and the factor to the unit its user types.
-  FieldSpelling spelling(const std::string& field) const {
-    const auto it = spellings_.find(field);
-    return it != spellings_.end() ? it->second : FieldSpelling{field, 1.0};
-  }
-
-  void number(bool ok, const std::string& field, double value, std::string_view allowed) const {
-    const FieldSpelling spelt = spelling(field);
-    require(ok, where_, spelt.name, format_number(value * spelt.scale), allowed);
-  }
-
-  void text(bool ok, const std::string& field, std::string_view value,
-            std::string_view allowed) const {
-    require(ok, where_, spelling(field).name, value, allowed);
-  }
-
-  std::string_view where() const { return where_; }
-
- private:
-  std::string_view where_;
-  const std::map<std::string, FieldSpelling>& spellings_;
-};
-
-void check_selection(const Selection& s, const FieldCheck& c) {
-  const std::string nodes = std::to_string(s.milp_nodes);
-  c.text(s.milp_nodes >= 0, "milp_nodes", nodes, "must be a node count >= 0 (0: no refinement)");
-  c.text(s.milp_nodes == 0 || s.rule == SelectionRule::kDeadline, "milp_nodes", nodes,
-         "refines a deadline selection; give a deadline");
-}
 
 std::string method_list(const std::vector<Method>& methods) {
   std::string text;
@@ -73,47 +37,6 @@ void check_with(const PlanOptions& o, const workload::Workload& w, const FieldCh
 }
 
 }  // namespace
-
-const char* to_string(SelectionRule rule) {
-  switch (rule) {
-    case SelectionRule::kMaxThroughput:
-      return "max-throughput";
-    case SelectionRule::kDeadline:
-      return "deadline";
-    case SelectionRule::kEnergyBudget:
-      return "energy-budget";
-  }
-  return "?";
-}
-
-std::string Selection::describe() const {
-  switch (rule) {
-    case SelectionRule::kDeadline:
-      return fmt::format("deadline {:g} s", bound);
-    case SelectionRule::kEnergyBudget:
-      return fmt::format("energy budget {:g} J", bound);
-    case SelectionRule::kMaxThroughput:
-      break;
-  }
-  return "max-throughput";
-}
-
-const IterationPoint& select(const MethodResult& m, const Selection& selection) {
-  switch (selection.rule) {
-    case SelectionRule::kDeadline:
-      return select_by_deadline(m, Seconds(selection.bound));
-    case SelectionRule::kEnergyBudget:
-      return select_by_energy_budget(m, Joules(selection.bound));
-    case SelectionRule::kMaxThroughput:
-      break;
-  }
-  return select_max_throughput(m);
-}
-
-void check_selection(const Selection& selection, std::string_view where,
-                     const std::map<std::string, FieldSpelling>& spellings) {
-  check_selection(selection, FieldCheck(where, spellings));
-}
 
 bool needs_nanobatch_split(const std::vector<Method>& methods) {
   return std::any_of(methods.begin(), methods.end(),
@@ -185,15 +108,20 @@ Json PlanRequest::to_json() const {
   return j;
 }
 
+const std::vector<std::string>& PlanRequest::fields() {
+  static const std::vector<std::string> names{
+      "methods",           "strategy",         "seed",        "noise_sigma", "unit_time_s",
+      "clock_granularity", "switch_latency_s", "enforceable", "deadline_s",  "energy_budget_j",
+      "milp_nodes"};
+  return names;
+}
+
 PlanRequest PlanRequest::from_json(const JsonValue& value) {
-  static const std::set<std::string> known{"methods",          "strategy",    "seed",
-                                           "noise_sigma",      "unit_time_s", "clock_granularity",
-                                           "switch_latency_s", "enforceable", "deadline_s",
-                                           "energy_budget_j",  "milp_nodes"};
+  const auto& known = fields();
   for (const auto& key : value.keys())
-    require(known.contains(key), value.source(), value.pointer() + "/" + key, "(unknown field)",
-            "allowed: methods, strategy, seed, noise_sigma, unit_time_s, clock_granularity, "
-            "switch_latency_s, enforceable, deadline_s, energy_budget_j, milp_nodes");
+    require(std::find(known.begin(), known.end(), key) != known.end(), value.source(),
+            value.pointer() + "/" + key, "(unknown field)",
+            fmt::format("allowed: {}", fmt::join(known, ", ")));
   PlanRequest r;
   r.where = value.source();
   if (const auto m = value.find("methods")) {
@@ -211,9 +139,12 @@ PlanRequest PlanRequest::from_json(const JsonValue& value) {
   r.noise_sigma = value.number_or("noise_sigma", r.noise_sigma);
   r.unit_time = Seconds(value.number_or("unit_time_s", r.unit_time.value()));
   if (const auto g = value.find("clock_granularity"))
-    r.clock_granularity = parse_clock_granularity(g->as_string());
+    r.clock_granularity = parse_clock_granularity(g->as_string(), value.source(),
+                                                  value.pointer() + "/clock_granularity");
   r.switch_latency = Seconds(value.number_or("switch_latency_s", r.switch_latency.value()));
-  if (const auto e = value.find("enforceable")) r.enforceable = parse_enforceable(e->as_string());
+  if (const auto e = value.find("enforceable"))
+    r.enforceable =
+        parse_enforceable(e->as_string(), value.source(), value.pointer() + "/enforceable");
   const bool deadline = value.contains("deadline_s");
   const bool budget = value.contains("energy_budget_j");
   require(!(deadline && budget), value.source(), value.pointer() + "/deadline_s", "given",

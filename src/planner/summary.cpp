@@ -66,7 +66,7 @@ namespace {
 // Adds each frontier point's ledger to the method's frontier, max_throughput and min_energy, and
 // to `selected` when the point is the chosen one.
 void add_ledgers(Json& summary, const PlanResult& result, const PlanRequest& request,
-                 const PlanChoice& choice) {
+                 const SelectedPlan& selected) {
   for (const auto& [m, r] : result.methods) {
     const auto ledgers =
         frontier_ledgers(result.workload, r, PartitionClockOptions{request.switch_latency, {}});
@@ -76,7 +76,7 @@ void add_ledgers(Json& summary, const PlanResult& result, const PlanRequest& req
       method["frontier"][i]["ledger"] = ledger;
       if (&r.frontier[i] == &r.fastest()) method["max_throughput"]["ledger"] = ledger;
       if (&r.frontier[i] == &r.min_energy()) method["min_energy"]["ledger"] = ledger;
-      if (m == choice.method && r.frontier[i].plan == choice.point->plan)
+      if (m == selected.method && r.frontier[i].plan == selected.point.plan)
         summary["selected"]["point"]["ledger"] = ledger;
     }
   }
@@ -110,19 +110,18 @@ Json to_json(const PlanResult& result) {
           {"methods", methods}};
 }
 
-Json plan_summary(const PlanResult& result, const PlanRequest& request, const PlanChoice& choice,
-                  const Json& provenance) {
+Json plan_summary(const PlanResult& result, const PlanRequest& request,
+                  const SelectedPlan& selected, const Json& provenance) {
   Json summary = to_json(result);
-  summary["metrics"] = to_json(result.metrics.at(choice.method));
+  summary["metrics"] = to_json(result.metrics.at(selected.method));
   summary["clock_granularity"] = {{"granularity", to_string(request.clock_granularity)},
                                   {"switch_latency_s", request.switch_latency.value()}};
   summary["provenance"] = provenance;
-  summary["selected"] = {{"method", to_string(choice.method)},
-                         {"rule", choice.selection.describe()},
-                         {"point", to_json(*choice.point)}};
-  if (const auto* r = refinement_of(result.methods.at(choice.method), choice.selection))
-    summary["selected"]["milp_refinement"] = to_json(*r);
-  add_ledgers(summary, result, request, choice);
+  summary["selected"] = {{"method", to_string(selected.method)},
+                         {"rule", selected.selection.describe()},
+                         {"point", to_json(selected.point)}};
+  if (selected.refinement) summary["selected"]["milp_refinement"] = to_json(*selected.refinement);
+  add_ledgers(summary, result, request, selected);
   return summary;
 }
 

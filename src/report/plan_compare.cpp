@@ -10,7 +10,6 @@
 #include "kareus/core/table.hpp"
 
 namespace kareus::report {
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -88,18 +87,6 @@ std::string workload_line(const JsonValue& w) {
                      p.integer("microbatch_size"), p.integer("sequence_length"));
 }
 
-JsonDocument load_summary(const fs::path& dir, const std::string& where) {
-  const fs::path path = dir / "summary.json";
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    throw Error::invalid(where, "--plan", dir.string(),
-                         "not a folder; give the --out DIR of kareus plan");
-  if (!fs::is_regular_file(path, ec))
-    throw Error::invalid(where, "--plan", dir.string(),
-                         "has no summary.json; give the --out DIR of kareus plan");
-  return JsonDocument::load_file(path);
-}
-
 std::string signed_energy(double j) {
   return std::fabs(j) >= 1000 ? fmt::format("{:+.1f} kJ", j / 1000) : fmt::format("{:+.0f} J", j);
 }
@@ -117,18 +104,21 @@ PlanRef parse_plan_ref(const std::string& text, const std::string& where) {
   return r;
 }
 
-PlanComparison compare_plans(const fs::path& dir_a, const PlanRef& a, const fs::path& dir_b,
-                             const PlanRef& b) {
-  const JsonDocument doc_a = load_summary(dir_a, "command line");
-  const JsonDocument doc_b = dir_b == dir_a ? doc_a : load_summary(dir_b, "command line");
+PlanComparison compare_plans(const plan_dir::PlanFiles& files_a, const PlanRef& a,
+                             const plan_dir::PlanFiles& files_b, const PlanRef& b) {
+  using plan_dir::kSummary;
+  const JsonDocument doc_a = JsonDocument::parse(files_a.text(kSummary), files_a.source(kSummary));
+  const JsonDocument doc_b =
+      &files_b == &files_a ? doc_a
+                           : JsonDocument::parse(files_b.text(kSummary), files_b.source(kSummary));
   const JsonValue wa = doc_a.root().at("workload");
   const JsonValue wb = doc_b.root().at("workload");
   if (wa.raw() != wb.raw())
-    throw Error::invalid("command line", "--plan", dir_b.string(),
+    throw Error::invalid("command line", "--plan", files_b.dir.string(),
                          fmt::format("plans {}, not {} as {} does", workload_line(wb),
-                                     workload_line(wa), dir_a.string()));
-  const Side sa = read_side(doc_a.root(), a, (dir_a / "summary.json").string());
-  const Side sb = read_side(doc_b.root(), b, (dir_b / "summary.json").string());
+                                     workload_line(wa), files_a.dir.string()));
+  const Side sa = read_side(doc_a.root(), a, files_a.source(kSummary));
+  const Side sb = read_side(doc_b.root(), b, files_b.source(kSummary));
   PlanComparison c;
   c.workload = workload_line(wa);
   c.label_a = sa.label;

@@ -14,22 +14,22 @@
 namespace kareus::report {
 namespace {
 
-namespace fs = std::filesystem;
-
-void require_file(const fs::path& path, const std::string& why) {
-  if (!fs::is_regular_file(path)) throw Error(fmt::format("{}: not found; {}", path.string(), why));
-}
-
-const std::string kWritten = "kareus plan --out DIR writes it";
+using plan_dir::kPartitions;
+using plan_dir::kSchedule;
+using plan_dir::kSummary;
 
 // Points of one method's frontier CSV, cross-checked against the summary's count.
-Json frontier_rows(const fs::path& csv_path, const std::string& method, std::int64_t expected,
-                   const JsonValue& selected) {
-  const auto csv = CsvTable::read_file(csv_path);
+Json frontier_rows(const plan_dir::PlanFiles& files, const std::string& method,
+                   std::int64_t expected, const JsonValue& selected) {
+  const std::string name = plan_dir::frontier_file(method);
+  const auto csv =
+      CsvTable::parse(files.text(name, fmt::format("{} for every method in summary.json ({})",
+                                                   plan_dir::kWrittenBy, method)),
+                      files.source(name));
   csv.require_columns({"time_s", "energy_j", "dynamic_energy_j", "plan"});
   if (static_cast<std::int64_t>(csv.rows()) != expected)
     throw Error(fmt::format("{}: {} points, but summary.json has frontier_size = {} for {}",
-                            csv_path.string(), csv.rows(), expected, method));
+                            files.source(name), csv.rows(), expected, method));
   const bool chosen = selected.string("method") == method;
   const auto plan = selected.at("point").integer("plan");
   Json rows = Json::array();
@@ -127,12 +127,9 @@ Json partitions_page(const Schedule& s, const JsonValue& file) {
 
 }  // namespace
 
-Json plan_page_data(const fs::path& dir) {
-  if (!fs::is_directory(dir))
-    throw Error(
-        fmt::format("{}: not a directory; give the --out DIR of kareus plan", dir.string()));
-  for (const char* f : kPlanFiles) require_file(dir / f, kWritten);
-  const auto summary_doc = JsonDocument::load_file(dir / "summary.json");
+Json plan_page_data(const plan_dir::PlanFiles& files) {
+  for (const char* f : {kSummary, kSchedule, kPartitions}) files.text(f);
+  const auto summary_doc = JsonDocument::parse(files.text(kSummary), files.source(kSummary));
   const auto summary = summary_doc.root();
   const auto selected = summary.at("selected");
 
@@ -143,9 +140,7 @@ Json plan_page_data(const fs::path& dir) {
   const auto ms = summary.at("methods");
   for (const auto& name : ms.keys()) {
     const auto m = ms.at(name);
-    const auto csv = dir / fmt::format("frontier_{}.csv", name);
-    require_file(csv, kWritten + fmt::format(" for every method in summary.json ({})", name));
-    for (auto& row : frontier_rows(csv, name, m.positive_integer("frontier_size"), selected))
+    for (auto& row : frontier_rows(files, name, m.positive_integer("frontier_size"), selected))
       frontier.push_back(std::move(row));
     gpu_hours += m.at("profiling_gpu_hours").as_non_negative_number();
     measurements += m.integer("measurements");
@@ -162,13 +157,14 @@ Json plan_page_data(const fs::path& dir) {
   }
   const std::string selected_method = selected.string("method");
   if (!ms.contains(selected_method))
-    throw Error(fmt::format("{}: /selected/method = {}: not among /methods",
-                            (dir / "summary.json").string(), selected_method));
+    throw Error(fmt::format("{}: /selected/method = {}: not among /methods", files.source(kSummary),
+                            selected_method));
 
-  const auto schedule = load_schedule(dir / "schedule.json");
+  const auto schedule = parse_schedule(files.text(kSchedule), files.source(kSchedule));
   const auto w = workload::make_workload(workload::workload_request_from_json(
-      summary.at("workload"), (dir / "summary.json").string() + ": /workload"));
-  const auto partitions_doc = JsonDocument::load_file(dir / "partitions.json");
+      summary.at("workload"), files.source(kSummary) + ": /workload"));
+  const auto partitions_doc =
+      JsonDocument::parse(files.text(kPartitions), files.source(kPartitions));
 
   Json provenance =
       summary.contains("provenance") ? summary.at("provenance").raw() : Json::object();
@@ -184,7 +180,7 @@ Json plan_page_data(const fs::path& dir) {
   if (selected.at("point").contains("ledger")) {
     const PlanRef against = ms.contains("perseus") ? PlanRef{"perseus", "fastest"}
                                                    : PlanRef{selected_method, "min-energy"};
-    comparison = to_json(compare_plans(dir, PlanRef{"", "selected"}, dir, against));
+    comparison = to_json(compare_plans(files, PlanRef{"", "selected"}, files, against));
   }
   return {{"workload", summary.at("workload").raw()},
           {"comparison", comparison},

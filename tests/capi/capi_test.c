@@ -165,8 +165,15 @@ static int test_workload_errors(void) {
   CHECK_STATUS(kareus_plan_create(&w, &o, &plan), KAREUS_ERROR_INVALID_INPUT);
   CHECK_ERROR_MENTIONS("noise_sigma");
   CHECK(plan == NULL);
-  /* A store that cannot be created is an I/O failure, not a bad workload. */
+  /* A struct of a size this library does not know is refused before it is read. */
   o.noise_sigma = 0;
+  o.size = sizeof o + 8;
+  CHECK_STATUS(kareus_plan_create(&w, &o, &plan), KAREUS_ERROR_INVALID_ARGUMENT);
+  CHECK_ERROR_MENTIONS("kareus_plan_options_init");
+  kareus_plan_options_init(&o);
+  CHECK(o.size == sizeof o);
+  /* A store that cannot be created is an I/O failure, not a bad workload. */
+  o.methods = "megatron";
   o.store_path = "/proc/kareus-no-such-folder/measurements.sqlite";
   CHECK_STATUS(kareus_plan_create(&w, &o, &plan), KAREUS_ERROR_IO);
   CHECK_ERROR_MENTIONS("measurement store");
@@ -255,28 +262,44 @@ static int test_plan_to_controller(void) {
   CHECK_ERROR_MENTIONS("kareus");
 
   /* Selection against a brute-force scan of the frontier. */
-  kareus_point fastest, slowest;
-  size_t chosen = 99, size = 0;
+  kareus_point fastest, slowest, chosen;
+  size_t size = 0;
   CHECK_OK(kareus_plan_frontier_size(plan, "perseus", &size));
   CHECK_OK(kareus_plan_frontier_point(plan, "perseus", 0, &fastest));
   CHECK_OK(kareus_plan_frontier_point(plan, "perseus", size - 1, &slowest));
-  CHECK_OK(kareus_plan_select(plan, "perseus", KAREUS_SELECT_MAX_THROUGHPUT, 0, &chosen));
-  CHECK(chosen == 0);
+  CHECK_OK(kareus_plan_select(plan, "perseus", KAREUS_SELECT_MAX_THROUGHPUT, 0, &chosen, NULL));
+  CHECK(chosen.time_s == fastest.time_s && chosen.energy_j == fastest.energy_j);
   const double deadline = 0.5 * (fastest.time_s + slowest.time_s);
-  CHECK_OK(kareus_plan_select(plan, "perseus", KAREUS_SELECT_DEADLINE, deadline, &chosen));
-  /* The selection polished its plan and added what it found: the frontier is read again. */
-  CHECK_OK(kareus_plan_frontier_size(plan, "perseus", &size));
-  size_t best = 0;
+  kareus_schedule* s = NULL;
+  CHECK_OK(kareus_plan_select(plan, "perseus", KAREUS_SELECT_DEADLINE, deadline, &chosen, &s));
+  /* The selection polished its plan on its own: the frontier is as planned, and the point within
+   * the deadline and never costlier than the frontier's best there. */
+  size_t after = 0;
+  CHECK_OK(kareus_plan_frontier_size(plan, "perseus", &after));
+  CHECK(after == size);
+  double least = INFINITY;
   for (size_t i = 0; i < size; ++i) {
     CHECK_OK(kareus_plan_frontier_point(plan, "perseus", i, &p));
-    if (p.time_s <= deadline) best = i;
+    if (p.time_s <= deadline && p.energy_j < least) least = p.energy_j;
   }
-  CHECK(chosen == best);
+  CHECK(chosen.time_s <= deadline && chosen.energy_j <= least);
   CHECK_STATUS(kareus_plan_select(plan, "perseus", KAREUS_SELECT_ENERGY_BUDGET,
-                                  0.5 * slowest.energy_j, &chosen),
+                                  0.5 * slowest.energy_j, &chosen, NULL),
                KAREUS_ERROR_INVALID_INPUT);
-  CHECK_STATUS(kareus_plan_select(plan, "perseus", (kareus_selection)7, 0, &chosen),
+  CHECK_STATUS(kareus_plan_select(plan, "perseus", (kareus_selection)7, 0, &chosen, NULL),
                KAREUS_ERROR_INVALID_ARGUMENT);
+
+  /* The options' own selection (max-throughput) on the last method planned without kareus. */
+  const char* selected_method = NULL;
+  kareus_refinement refinement = {1, 1, 1.0};
+  CHECK_OK(kareus_plan_selected(plan, &selected_method, &p, &refinement));
+  CHECK(strcmp(selected_method, "perseus") == 0);
+  CHECK(p.time_s == fastest.time_s && p.energy_j == fastest.energy_j);
+  CHECK(refinement.improved == 0 && refinement.time_capped == 0 && refinement.time_s == 0);
+  char* summary = NULL;
+  CHECK_OK(kareus_plan_summary(plan, &summary));
+  CHECK(strstr(summary, "\"provenance\"") != NULL && strstr(summary, "\"selected\"") != NULL);
+  kareus_string_free(summary);
 
   kareus_metrics m;
   CHECK_OK(kareus_plan_metrics(plan, "perseus", &m));
@@ -284,12 +307,11 @@ static int test_plan_to_controller(void) {
 
   /* The schedule of the selected point: one stage per pipeline stage, 2 x microbatches each,
    * and its JSON survives a round trip. */
-  kareus_schedule* s = NULL;
-  CHECK_OK(kareus_plan_schedule(plan, "perseus", best, &s));
   kareus_plan_free(plan);
   kareus_schedule_info info;
   CHECK_OK(kareus_schedule_get_info(s, &info));
   CHECK(strcmp(info.method, "perseus") == 0);
+  CHECK(info.iteration_time_s == chosen.time_s && info.energy_j == chosen.energy_j);
   CHECK(info.stage_count == 2);
   size_t count = 0;
   CHECK_OK(kareus_schedule_instruction_count(s, 1, &count));

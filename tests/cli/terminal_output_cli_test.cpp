@@ -92,6 +92,34 @@ TEST(TerminalOutput, EnergyLensFitAndPredictEscapeNamesFromTheCsv) {
   expect_escaped(fit);
   expect_escaped(
       testing::run_cli(KAREUS_BINARY, "energylens predict --fit " + model + " --data " + data));
+  // select heads each scenario's ranking with its name.
+  expect_escaped(testing::run_cli(KAREUS_BINARY,
+                                  "energylens select --fit " + model + " --candidates " + data));
+}
+
+// A note on stderr quotes the candidates' path: a file name may hold the same bytes.
+TEST(TerminalOutput, EnergyLensNotesEscapeThePath) {
+  const testing::ScratchDir dir("energylens_notes");
+  std::string csv = "scenario,tp,pp,batch,output_tokens,energy_j,model,gpu\n";
+  for (int tp : {1, 2, 4})
+    for (int batch : {1, 8, 64})
+      csv += "s," + std::to_string(tp) + ",1," + std::to_string(batch) + ",100," +
+             std::to_string(10.0 * tp + 100.0 / batch) + ",m,g\n";
+  write(dir.path() / "d.csv", csv);
+  const std::string model = (dir.path() / "m.json").string();
+  ASSERT_EQ(testing::run_cli(KAREUS_BINARY, "energylens fit --descriptors off --data " +
+                                                (dir.path() / "d.csv").string() + " --out " + model)
+                .exit_code,
+            0);
+  // A candidate far outside the training range draws a note naming the file.
+  const fs::path hostile = dir.path() / ("c\x1b[2J.csv");
+  write(hostile, "scenario,tp,pp,batch,output_tokens,model,gpu\ns,64,1,4096,100,m,g\n");
+  const auto r = testing::run_cli(KAREUS_BINARY, "energylens select --fit " + model +
+                                                     " --candidates '" + hostile.string() + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("note: "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("\x1b[2J"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("c\\x1b[2J.csv"), std::string::npos) << r.err;
 }
 
 }  // namespace

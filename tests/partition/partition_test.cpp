@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "common/workloads.hpp"
 #include "kareus/core/error.hpp"
 #include "kareus/schedule/schedule.hpp"
@@ -63,6 +66,23 @@ TEST(Partition, Cp2Tp4KeysAndCounts) {
   EXPECT_EQ(keys_of({bwd.begin() + 8, bwd.begin() + 16}),
             (std::vector<std::string>{"bwd_mlp", "bwd_mlp", "bwd_o_ar", "bwd_o_ag", "bwd_a_ag",
                                       "bwd_a_rs", "bwd_qkv_rs", "bwd_qkv_ar"}));
+}
+
+// Every partition a stage runs that a search could configure has a key the planner searches, for
+// any layout and depth: with CP and no TP the first layer's QKV projection is a segment that no
+// later layer has, and planning such a job failed on its missing key.
+TEST(Partition, EveryConfigurablePartitionHasASearchedKey) {
+  for (const auto& [tp, cp] : {std::pair{8, 1}, {4, 2}, {1, 2}, {2, 4}, {1, 8}}) {
+    const auto w = llama3b(tp, cp);
+    const auto keys = partition_keys(w);
+    for (Direction d : {Direction::kForward, Direction::kBackward})
+      for (int layers : {1, 2, 5})
+        for (const Partition& p : build_partitions(w, d, layers)) {
+          if (!p.comm || p.fixed) continue;
+          EXPECT_NE(std::find(keys.begin(), keys.end(), p.key), keys.end())
+              << "TP " << tp << " CP " << cp << ", " << layers << " layers: " << p.key;
+        }
+  }
 }
 
 TEST(Partition, SlotNamesAndLaunchOptions) {

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "hand_made.hpp"
-#include "kareus/planner/enforceable.hpp"
+#include "kareus/planner/selection.hpp"
 
 namespace kareus::planner {
 namespace {
@@ -21,12 +21,13 @@ PlanResult tied_in_time() {
 }
 
 TEST(Enforceable, MaxThroughputTieInTimeGoesToTheLowerEnergy) {
-  EXPECT_EQ(best_enforceable_method(tied_in_time(), Enforceable::kClocks, {}, {}),
+  EXPECT_EQ(best_enforceable_method(tied_in_time(), Enforceable::kClocks, Selection{}),
             Method::kPerseus);
 }
 
 TEST(Enforceable, EnergyBudgetTieInTimeGoesToTheLowerEnergy) {
-  EXPECT_EQ(best_enforceable_method(tied_in_time(), Enforceable::kClocks, {}, Joules(30000)),
+  EXPECT_EQ(best_enforceable_method(tied_in_time(), Enforceable::kClocks,
+                                    Selection{SelectionRule::kEnergyBudget, 30000}),
             Method::kPerseus);
 }
 
@@ -34,13 +35,17 @@ TEST(Enforceable, DeadlineTieInEnergyGoesToTheFaster) {
   PlanResult plan;
   plan.methods[Method::kMegatron] = hand_made(Method::kMegatron, {{11.0, 20000}});
   plan.methods[Method::kPerseus] = hand_made(Method::kPerseus, {{10.0, 20000}});
-  EXPECT_EQ(best_enforceable_method(plan, Enforceable::kClocks, Seconds(12.0), {}),
+  EXPECT_EQ(best_enforceable_method(plan, Enforceable::kClocks,
+                                    Selection{SelectionRule::kDeadline, 12.0}),
             Method::kPerseus);
-  EXPECT_EQ(best_enforceable_method(plan, Enforceable::kAll, Seconds(12.0), {}), Method::kPerseus);
+  EXPECT_EQ(
+      best_enforceable_method(plan, Enforceable::kAll, Selection{SelectionRule::kDeadline, 12.0}),
+      Method::kPerseus);
 }
 
 TEST(Enforceable, AllowsEveryMethodUnderAll) {
-  EXPECT_EQ(best_enforceable_method(tied_in_time(), Enforceable::kAll, {}, {}), Method::kKareus);
+  EXPECT_EQ(best_enforceable_method(tied_in_time(), Enforceable::kAll, Selection{}),
+            Method::kKareus);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "kareus/core/error.hpp"
 #include "kareus/planner/planner.hpp"
 #include "kareus/planner/request.hpp"
+#include "kareus/planner/selection.hpp"
 #include "plan_perseus.hpp"
 
 namespace kareus::planner {
@@ -51,31 +52,51 @@ TEST(SelectionPolish, ASelectedPlanMeetsItsBoundAndIsNeverWorseThanTheFrontiers)
 }
 
 // A selection made after plan() (the C API's and Python's select) is polished as plan() polishes
-// its options' selection: the same point and plan, once per selection (a second select changes
-// nothing), and from the frontier as solved whatever was selected before.
+// its options' selection: the same point and plan, from the frontier as solved whatever was
+// selected before, and the result it reads stays as plan() made it.
 TEST(SelectionPolish, SelectingAfterPlanGivesThePlanThatPlanningForTheSelectionGives) {
   const auto w = kareus::testing::llama3b(8, 1);
-  auto free = plan_perseus(w, {});
-  auto& m = free.methods.at(Method::kPerseus);
+  const auto free = plan_perseus(w, {});
+  const auto& m = free.methods.at(Method::kPerseus);
+  const std::vector<IterationPoint> planned_frontier = m.frontier;
   const double fastest = m.fastest().time.value();
-  const auto same = [](const MethodResult& a, const IterationPoint& p, const MethodResult& b,
-                       const IterationPoint& q) {
-    EXPECT_EQ(p.time, q.time);
-    EXPECT_EQ(p.energy, q.energy);
-    EXPECT_EQ(a.solver.assignment(p.plan), b.solver.assignment(q.plan));
+  const auto same_frontier = [&] {
+    ASSERT_EQ(m.frontier.size(), planned_frontier.size());
+    for (std::size_t i = 0; i < m.frontier.size(); ++i) {
+      EXPECT_EQ(m.frontier[i].time, planned_frontier[i].time);
+      EXPECT_EQ(m.frontier[i].energy, planned_frontier[i].energy);
+      EXPECT_EQ(m.frontier[i].plan, planned_frontier[i].plan);
+    }
   };
+  int off_frontier = 0;
   for (const Selection selection : {Selection{SelectionRule::kDeadline, time_across(m, 0.3)},
                                     Selection{SelectionRule::kDeadline, time_across(m, 0.1)},
                                     Selection{SelectionRule::kEnergyBudget,
                                               m.frontier[m.frontier.size() / 4].energy.value()}}) {
     const auto planned = plan_perseus(w, selection);
     const auto& p = planned.methods.at(Method::kPerseus);
-    const IterationPoint after = select_polished(m, selection);
-    same(m, after, p, select(p, selection));
-    const std::size_t size = m.frontier.size();
-    same(m, select_polished(m, selection), m, after);
-    EXPECT_EQ(m.frontier.size(), size);
+    const SelectedPlan after = select_polished(m, selection);
+    const IterationPoint& expected = select(p, selection);
+    EXPECT_EQ(after.point.time, expected.time);
+    EXPECT_EQ(after.point.energy, expected.energy);
+    EXPECT_EQ(after.assignment, p.solver.assignment(expected.plan));
+    EXPECT_EQ(after.method, Method::kPerseus);
+    // The same again: a selection depends on nothing selected before it.
+    const SelectedPlan again = select_polished(m, selection);
+    EXPECT_EQ(again.point.time, after.point.time);
+    EXPECT_EQ(again.assignment, after.assignment);
+    same_frontier();
+    off_frontier += std::none_of(m.frontier.begin(), m.frontier.end(), [&](const auto& q) {
+      return q.time == after.point.time && q.energy == after.point.energy;
+    });
+    // The schedule is the selected plan's, whether or not the frontier holds it.
+    const Schedule schedule = make_schedule(free, after);
+    EXPECT_EQ(schedule.predicted.iteration_time, after.point.time);
+    EXPECT_EQ(schedule.predicted.energy, after.point.energy);
   }
+  // A polish finds plans the frontier as solved does not hold (which fails were the frontier
+  // polished in place or the selection read the unpolished frontier).
+  EXPECT_GT(off_frontier, 0);
   EXPECT_THROW(select_polished(m, {SelectionRule::kDeadline, 0.5 * fastest}), Error);
 }
 

@@ -11,6 +11,7 @@
 #include "kareus/core/error.hpp"
 #include "kareus/planner/planner.hpp"
 #include "kareus/planner/request.hpp"
+#include "kareus/planner/selection.hpp"
 #include "plan_perseus.hpp"
 
 namespace kareus::planner {
@@ -42,45 +43,48 @@ TEST(SelectionRefine, ARefinedPlanMeetsItsDeadlineIsNeverCostlierAndIsCheaperSom
     const IterationPoint replayed = r.job_point({cost.time, cost.energy});
     EXPECT_NEAR(replayed.time.value(), after.time.value(), 1e-12 * after.time.value());
     EXPECT_NEAR(replayed.energy.value(), after.energy.value(), 1e-12 * after.energy.value());
-    // Recorded once, for this selection only, and improved exactly when the point got cheaper.
-    ASSERT_EQ(r.refinements.size(), 1U);
-    const auto* record = refinement_of(r, deadline(bound, 10));
-    ASSERT_NE(record, nullptr);
-    EXPECT_EQ(record->improved, after.energy < before.energy) << "deadline " << bound;
-    EXPECT_FALSE(record->time_capped);
-    EXPECT_EQ(refinement_of(r, deadline(bound, 0)), nullptr);
-    EXPECT_TRUE(p.refinements.empty());
-    improved += record->improved;
+    // Recorded for this selection only, and improved exactly when the point got cheaper.
+    ASSERT_TRUE(r.refinement.has_value());
+    const auto& record = *r.refinement;
+    EXPECT_EQ(record.selection, deadline(bound, 10));
+    EXPECT_EQ(record.improved, after.energy < before.energy) << "deadline " << bound;
+    EXPECT_FALSE(record.time_capped);
+    EXPECT_FALSE(p.refinement.has_value());
+    EXPECT_EQ(select_polished(r, deadline(bound, 10)).refinement->improved, record.improved);
+    improved += record.improved;
   }
   EXPECT_GT(improved, 0);
 }
 
-// The C API's and Python's select refine as plan() does: the same point and plan, once.
+// The C API's and Python's select refine as plan() does: the same point and plan, and the
+// result they read unchanged.
 TEST(SelectionRefine, SelectingAfterPlanGivesThePlanThatPlanningForTheSelectionGives) {
   const auto w = kareus::testing::llama3b(8, 1);
-  auto free = plan_perseus(w, {});
-  auto& m = free.methods.at(Method::kPerseus);
+  const auto free = plan_perseus(w, {});
+  const auto& m = free.methods.at(Method::kPerseus);
   const double bound = time_across(m, 0.25);
   const Selection selection = deadline(bound, 10);
   const auto planned = plan_perseus(w, selection);
   const auto& p = planned.methods.at(Method::kPerseus);
-  const IterationPoint unrefined = select_polished(m, deadline(bound, 0));
-  const IterationPoint after = select_polished(m, selection);
-  const IterationPoint& expected = select(p, selection);
-  EXPECT_EQ(after.time, expected.time);
-  EXPECT_EQ(after.energy, expected.energy);
-  EXPECT_EQ(m.solver.assignment(after.plan), p.solver.assignment(expected.plan));
-  EXPECT_LE(after.energy, unrefined.energy);
   const std::size_t size = m.frontier.size();
-  select_polished(m, selection);
+  const SelectedPlan unrefined = select_polished(m, deadline(bound, 0));
+  const SelectedPlan after = select_polished(m, selection);
+  const IterationPoint& expected = select(p, selection);
+  EXPECT_EQ(after.point.time, expected.time);
+  EXPECT_EQ(after.point.energy, expected.energy);
+  EXPECT_EQ(after.assignment, p.solver.assignment(expected.plan));
+  EXPECT_LE(after.point.energy, unrefined.point.energy);
+  EXPECT_FALSE(unrefined.refinement.has_value());
+  ASSERT_TRUE(after.refinement.has_value());
+  EXPECT_EQ(after.refinement->improved, p.refinement->improved);
   EXPECT_EQ(m.frontier.size(), size);
-  EXPECT_EQ(m.refinements.size(), 1U);
+  EXPECT_FALSE(m.refinement.has_value());
 }
 
 TEST(SelectionRefine, ANegativeNodeLimitOrOneWithoutADeadlineIsRefused) {
   const auto w = kareus::testing::llama3b(8, 1);
-  auto free = plan_perseus(w, {});
-  auto& m = free.methods.at(Method::kPerseus);
+  const auto free = plan_perseus(w, {});
+  const auto& m = free.methods.at(Method::kPerseus);
   const auto refused = [&](const Selection& s, const std::string& allowed) {
     try {
       select_polished(m, s);
@@ -100,7 +104,6 @@ TEST(SelectionRefine, ANegativeNodeLimitOrOneWithoutADeadlineIsRefused) {
   Selection fastest;
   fastest.milp_nodes = 5;
   refused(fastest, "give a deadline");
-  EXPECT_TRUE(m.refinements.empty());
 
   // The request spells the field as its front end does, and plan() refuses the options alike.
   PlanRequest request;

@@ -5,6 +5,7 @@
 
 #include "common/error_of.hpp"
 #include "hand_made.hpp"
+#include "kareus/planner/selection.hpp"
 
 namespace kareus::planner {
 namespace {

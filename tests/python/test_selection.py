@@ -1,9 +1,9 @@
 """One selection everywhere: `kareus plan --deadline/--energy-budget [--milp-nodes]`, the C API's
 kareus_plan_select[_refined] (through ctypes, on libkareus.so) and Python's select give the same
 polished (and refined) plan for the same request, whichever front end and whether the selection
-went to plan() or came after it. Each selection must also be cheaper (or faster) than the
-unpolished frontier's, and a refined one cheaper than the polished one, so a front end that skipped
-the polish or the refinement would fail here."""
+went to plan() or came after it, and a selection after plan() leaves the plan as it was. Each
+selection must also be cheaper (or faster) than the unpolished frontier's, and a refined one cheaper
+than the polished one, so a front end that skipped the polish or the refinement would fail here."""
 
 import ctypes
 import json
@@ -24,9 +24,13 @@ DEADLINE, BUDGET = 1, 2  # kareus_selection
 
 
 class PlanOptions(ctypes.Structure):
-    _fields_ = [("methods", ctypes.c_char_p), ("strategy", ctypes.c_char_p),
-                ("seed", ctypes.c_uint64), ("store_path", ctypes.c_char_p),
-                ("noise_sigma", ctypes.c_double), ("unit_time_s", ctypes.c_double)]
+    _fields_ = [("size", ctypes.c_size_t), ("methods", ctypes.c_char_p),
+                ("strategy", ctypes.c_char_p), ("seed", ctypes.c_uint64),
+                ("store_path", ctypes.c_char_p), ("noise_sigma", ctypes.c_double),
+                ("unit_time_s", ctypes.c_double), ("clock_granularity", ctypes.c_char_p),
+                ("switch_latency_s", ctypes.c_double), ("selection", ctypes.c_int),
+                ("bound", ctypes.c_double), ("milp_nodes", ctypes.c_int),
+                ("enforceable", ctypes.c_char_p)]
 
 
 class Refinement(ctypes.Structure):
@@ -72,8 +76,16 @@ def python(workload_path, rule, bound, at_plan, milp_nodes=0):
     w = kareus.Workload.from_file(workload_path)
     nodes = {"milp_nodes": milp_nodes} if milp_nodes else {}
     planned = kareus.plan(w, methods=[METHOD], **({rule: bound, **nodes} if at_plan else {}))
-    point = planned[METHOD].select(**{rule: bound}, **nodes)
-    return (point.time_s, point.energy_j), json.loads(planned.schedule(METHOD, point).to_json())
+    frontier = planned[METHOD].frontier
+    selected = planned[METHOD].select(**{rule: bound}, **nodes)
+    assert [(p.time_s, p.energy_j, p.plan) for p in planned[METHOD].frontier] == \
+        [(p.time_s, p.energy_j, p.plan) for p in frontier]
+    if at_plan:
+        assert planned.selected.point.time_s == selected.point.time_s
+        assert planned.selected.point.energy_j == selected.point.energy_j
+        assert planned.schedule(planned.selected).to_json() == planned.schedule(selected).to_json()
+    point = selected.point
+    return (point.time_s, point.energy_j), json.loads(planned.schedule(selected).to_json())
 
 
 def c_api(workload_path, rule, bound, milp_nodes=0):
@@ -85,20 +97,18 @@ def c_api(workload_path, rule, bound, milp_nodes=0):
     assert lib.kareus_plan_create_from_file(str(workload_path).encode(), ctypes.byref(options),
                                             ctypes.byref(plan)) == 0
     try:
-        index, point = ctypes.c_size_t(), Point()
+        point, schedule, text = Point(), ctypes.c_void_p(), ctypes.c_void_p()
         method = METHOD.encode()
         if milp_nodes:
             refinement = Refinement()
             assert lib.kareus_plan_select_refined(plan, method, rule, ctypes.c_double(bound),
-                                                  milp_nodes, ctypes.byref(index),
+                                                  milp_nodes, ctypes.byref(point),
+                                                  ctypes.byref(schedule),
                                                   ctypes.byref(refinement)) == 0
             assert refinement.improved == 1 and refinement.time_capped == 0
         else:
             assert lib.kareus_plan_select(plan, method, rule, ctypes.c_double(bound),
-                                          ctypes.byref(index)) == 0
-        assert lib.kareus_plan_frontier_point(plan, method, index, ctypes.byref(point)) == 0
-        schedule, text = ctypes.c_void_p(), ctypes.c_void_p()
-        assert lib.kareus_plan_schedule(plan, method, index, ctypes.byref(schedule)) == 0
+                                          ctypes.byref(point), ctypes.byref(schedule)) == 0
         assert lib.kareus_schedule_to_json(schedule, ctypes.byref(text)) == 0
         document = json.loads(ctypes.string_at(text).decode())
         lib.kareus_string_free(text)
@@ -147,8 +157,8 @@ def test_a_later_selection_is_polished_from_the_frontier_as_solved(workload_path
     planned[METHOD].select(deadline_s=first)
     later = planned[METHOD].select(deadline_s=second)
     alone, _ = cli(workload_path, tmp_path, "--deadline", second)
-    # Never costlier than the CLI's plan; the same one unless the first selection's plans beat it.
-    assert later.time_s <= second and later.energy_j <= alone[1]
+    # A selection depends on no selection made before it: the CLI's plan.
+    assert (later.point.time_s, later.point.energy_j) == alone
 
 
 def test_every_front_end_selects_the_same_refined_plan_by_deadline(workload_path, unpolished,
@@ -165,9 +175,9 @@ def test_every_front_end_selects_the_same_refined_plan_by_deadline(workload_path
     assert refinement["max_nodes"] == 10 and refinement["improved"]
     assert not refinement["time_capped"] and refinement["time_s"] > 0
     planned = kareus.plan(kareus.Workload.from_file(workload_path), methods=[METHOD])
-    planned[METHOD].select(deadline_s=deadline, milp_nodes=10)
-    [record] = planned[METHOD].refinements
-    assert record["deadline_s"] == deadline and record["max_nodes"] == 10 and record["improved"]
+    record = planned[METHOD].select(deadline_s=deadline, milp_nodes=10).refinement
+    assert record["max_nodes"] == 10 and record["improved"]
+    assert planned[METHOD].select(deadline_s=deadline).refinement is None
 
 
 def test_a_bad_node_limit_is_refused_by_every_front_end(workload_path):
@@ -185,10 +195,10 @@ def test_a_bad_node_limit_is_refused_by_every_front_end(workload_path):
     assert lib.kareus_plan_create_from_file(str(workload_path).encode(), None,
                                             ctypes.byref(plan)) == 0
     try:
-        index = ctypes.c_size_t()
+        point = Point()
         status = lib.kareus_plan_select_refined(plan, METHOD.encode(), DEADLINE,
                                                 ctypes.c_double(deadline), -1,
-                                                ctypes.byref(index), None)
+                                                ctypes.byref(point), None, None)
         assert status != 0 and b"milp_nodes = -1" in lib.kareus_last_error()
     finally:
         lib.kareus_plan_free(plan)
@@ -197,13 +207,13 @@ def test_a_bad_node_limit_is_refused_by_every_front_end(workload_path):
 def test_a_long_selection_lets_other_threads_run(tmp_path):
     """select() with milp_nodes runs CBC for as long as it needs (minutes on large plans): other
     Python threads must go on meanwhile (it releases the GIL), and a thread reading the same result
-    must see the frontier from before or after the selection, never one half changed, and waiting
-    for it must not hold the GIL either. The ticker gets no tick into the middle half of the
-    selection when the selection, or the reader waiting for it, holds the GIL."""
+    sees the frontier as planned throughout. The ticker gets no tick into the middle half of the
+    selection when the selection holds the GIL."""
     path = tmp_path / "workload.json"
     path.write_text(json.dumps({**WORKLOAD, "parallelism": {**WORKLOAD["parallelism"],
                                                             "microbatches": 32}}))
     method = kareus.plan(kareus.Workload.from_file(path), methods=[METHOD])[METHOD]
+    planned = [(p.time_s, p.energy_j) for p in method.frontier]
     deadline = method.frontier[len(method.frontier) // 3].time_s
     ticks, frontiers, done = [], [], threading.Event()
 
@@ -221,7 +231,7 @@ def test_a_long_selection_lets_other_threads_run(tmp_path):
         thread.start()
     try:
         began = time.monotonic()
-        point = method.select(deadline_s=deadline, milp_nodes=10)
+        selected = method.select(deadline_s=deadline, milp_nodes=10)
         ended = time.monotonic()
     finally:
         done.set()
@@ -229,8 +239,6 @@ def test_a_long_selection_lets_other_threads_run(tmp_path):
             thread.join()
     quarter = (ended - began) / 4
     assert any(began + quarter < t < ended - quarter for t in ticks), (ended - began, len(ticks))
-    assert point.time_s <= deadline
+    assert selected.point.time_s <= deadline
     for frontier in frontiers:
-        times = [p.time_s for p in frontier]
-        energies = [p.energy_j for p in frontier]
-        assert times == sorted(times) and energies == sorted(energies, reverse=True)
+        assert [(p.time_s, p.energy_j) for p in frontier] == planned

@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kareus/frontier/switching_hull.hpp"
@@ -20,8 +21,10 @@ namespace kareus::planner {
 
 enum class ClockGranularity { kInstruction, kPartition };
 const char* to_string(ClockGranularity g);
-// Throws kareus::Error naming the flag and the allowed values.
-ClockGranularity parse_clock_granularity(const std::string& text);
+// Throws kareus::Error naming `field` after `where` and the allowed values.
+ClockGranularity parse_clock_granularity(const std::string& text,
+                                         std::string_view where = "plan request",
+                                         std::string_view field = "clock_granularity");
 
 struct PartitionClockOptions {
   Seconds switch_latency = kDefaultSwitchLatency;

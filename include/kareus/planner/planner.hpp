@@ -78,17 +78,17 @@ struct MethodResult {
   KeyFrontiers key_frontiers;
   // What turns a solver point into a whole-job point: the time outside the pipeline (gradient
   // reductions after the last stage) and the conversion. Kept so that a selection made after
-  // plan() can add the plans it polishes (select_polished).
+  // plan() can turn the plans it polishes into job points (select_polished).
   Seconds tail_time{0};
   std::function<IterationPoint(const frontier::ParetoPoint&)> job_point;
-  // The solver's frontier before any selection's polish, and the selections polished since. Each
-  // selection is polished once, from this frontier (a polish is not idempotent: one started from
-  // another selection's plans can end elsewhere), so every front end, whether it passed the
-  // selection to plan() or selects afterwards, finds the same plan for it.
+  // The solver's frontier before plan() polished the selection of its options, which a later
+  // selection polishes from (a polish is not idempotent: one started from another selection's
+  // plans can end elsewhere), so every front end finds the same plan for the same selection.
   frontier::ParetoSet unpolished;
-  std::vector<Selection> polished_for;
-  // One per polished selection with milp_nodes > 0, in polishing order.
-  std::vector<SelectionRefinement> refinements;
+  // The selection plan() polished (PlanOptions::selection), and its MILP refinement when it asked
+  // for one.
+  Selection polished_for;
+  std::optional<SelectionRefinement> refinement;
 
   const IterationPoint& fastest() const { return frontier.front(); }
   const IterationPoint& min_energy() const;
@@ -161,26 +161,6 @@ struct PlanResult {
 
 PlanResult plan(const workload::Workload& w, const PlanOptions& options);
 
-// The point `selection` picks on `m`'s frontier after polishing that selection's plan at its bound
-// (frontier::polish_within for a deadline; the fastest plans within an energy budget at their own
-// times), once per selection and from the frontier as solved: the plans it finds are added to m's
-// solver and frontier, so frontier indices taken before may move. plan() polishes
-// PlanOptions::selection the same way, so `kareus plan --deadline`, kareus_plan_select and Python's
-// select give the same plan; after other selections on the same frontier, a point that dominates
-// it when one of their plans does. A deadline selection with milp_nodes > 0 is then refined
-// (Selection::milp_nodes). Throws kareus::Error when no point qualifies (before polishing) or the
-// selection is malformed (check_selection).
-const IterationPoint& select_polished(MethodResult& m, const Selection& selection);
-
-// The MILP refinement `selection` got on `m` (select_polished, plan()), or null when it asked for
-// none or was not polished on m yet.
-const SelectionRefinement* refinement_of(const MethodResult& m, const Selection& selection);
-
-// Selection rules on the frontier as it stands (no polish); each throws kareus::Error when no point
-// qualifies, naming the bound and the frontier's range.
-const IterationPoint& select_by_deadline(const MethodResult& m, Seconds deadline);
-const IterationPoint& select_by_energy_budget(const MethodResult& m, Joules budget);
-const IterationPoint& select_max_throughput(const MethodResult& m);
 // The artifact's 10-point sampling (its create_frontier.sh): denser at the fast end; min(10, size)
 // points ordered slowest first (the solver's plan order), always including the fastest.
 std::vector<IterationPoint> ten_point_frontier(const MethodResult& m);
@@ -188,7 +168,8 @@ std::vector<IterationPoint> ten_point_frontier(const MethodResult& m);
 Metrics compute_metrics(const MethodResult& m, const MethodResult* megatron,
                         const MethodResult* perseus);
 
-// The schedule of one frontier point, for the runtime.
+// The schedule of one frontier point of `method`, for the runtime (a selected plan's:
+// selection.hpp).
 Schedule make_schedule(const PlanResult& plan, Method method, const IterationPoint& point);
 
 }  // namespace kareus::planner

@@ -12,13 +12,10 @@
 
 #include "kareus/core/json.hpp"
 #include "kareus/hardware/clock_switch.hpp"
-#include "kareus/planner/enforceable.hpp"
 #include "kareus/planner/planner.hpp"
+#include "kareus/planner/selection.hpp"
 
 namespace kareus::planner {
-
-// The point `selection` picks on `m`'s frontier; throws Error when none qualifies.
-const IterationPoint& select(const MethodResult& m, const Selection& selection);
 
 struct PlanRequest {
   std::vector<Method> methods = default_methods();
@@ -49,12 +46,10 @@ struct PlanRequest {
   Json to_json() const;
   // Reads what to_json writes; fields left out keep their defaults, unknown fields are refused.
   static PlanRequest from_json(const JsonValue& value);
+  // The names of the fields from_json reads, in to_json's order: what every front end lets its
+  // user set.
+  static const std::vector<std::string>& fields();
 };
-
-// Refuses a selection whose milp_nodes is negative, or positive for a rule other than a deadline
-// (only a deadline selection is refined), naming the field as `spellings` spell it.
-void check_selection(const Selection& selection, std::string_view where,
-                     const std::map<std::string, FieldSpelling>& spellings = {});
 
 // Whether any of `methods` runs microbatches as two nanobatches (all but megatron and perseus),
 // so the workload's microbatch size must split.

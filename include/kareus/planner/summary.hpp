@@ -6,6 +6,7 @@
 #include "kareus/core/json.hpp"
 #include "kareus/executor/iteration.hpp"
 #include "kareus/planner/request.hpp"
+#include "kareus/planner/selection.hpp"
 
 namespace kareus::planner {
 
@@ -25,18 +26,11 @@ Json to_json(const emulator::JobLedger& ledger);
 // profiling_gpu_hours, metrics, solver}}}.
 Json to_json(const PlanResult& result);
 
-// What was chosen and why, and where the figures came from.
-struct PlanChoice {
-  Method method = Method::kKareus;
-  Selection selection;
-  const IterationPoint* point = nullptr;
-};
-
 // to_json(result) plus the chosen method's metrics, the clock granularity, the selection (with its
 // milp_refinement when it asked for one), `provenance` (version, executor, store, noise, seed) and
 // the ledger (planner/ledger.hpp) of every frontier point, of each method's max-throughput and
 // min-energy points and of the selected one.
-Json plan_summary(const PlanResult& result, const PlanRequest& request, const PlanChoice& choice,
-                  const Json& provenance);
+Json plan_summary(const PlanResult& result, const PlanRequest& request,
+                  const SelectedPlan& selected, const Json& provenance);
 
 }  // namespace kareus::planner

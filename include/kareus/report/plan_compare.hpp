@@ -3,11 +3,11 @@
 // carries, so that the difference between them says where it comes from.
 #pragma once
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "kareus/core/json.hpp"
+#include "kareus/plan_dir/plan_files.hpp"
 
 namespace kareus::report {
 
@@ -44,11 +44,11 @@ struct PlanComparison {
   std::string explanation() const;
 };
 
-// Reads the two plans from summary.json in `dir_a` and `dir_b` (the same folder for two plans of
-// one run). Throws kareus::Error when a directory has no summary.json with ledgers, when the two
-// directories plan different workloads, or when a method or plan id is unknown.
-PlanComparison compare_plans(const std::filesystem::path& dir_a, const PlanRef& a,
-                             const std::filesystem::path& dir_b, const PlanRef& b);
+// Reads the two plans from the summary.json of `files_a` and `files_b` (the same files for two
+// plans of one run). Throws kareus::Error when a plan has no summary.json with ledgers, when the
+// two plan different workloads, or when a method or plan id is unknown.
+PlanComparison compare_plans(const plan_dir::PlanFiles& files_a, const PlanRef& a,
+                             const plan_dir::PlanFiles& files_b, const PlanRef& b);
 
 std::string render_text(const PlanComparison& c);
 Json to_json(const PlanComparison& c);

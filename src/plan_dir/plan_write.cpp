@@ -1,8 +1,21 @@
-#include "kareus/report/partitions_file.hpp"
+#include "kareus/plan_dir/plan_write.hpp"
+
+#include <fmt/format.h>
 
 #include <set>
 
-namespace kareus::report {
+namespace kareus::plan_dir {
+namespace {
+
+std::string frontier_csv(const planner::MethodResult& m) {
+  std::string csv = "time_s,energy_j,dynamic_energy_j,plan\n";
+  for (const auto& p : m.frontier)
+    csv += fmt::format("{:.6f},{:.3f},{:.3f},{}\n", p.time.value(), p.energy.value(),
+                       p.dynamic_energy.value(), p.plan);
+  return csv;
+}
+
+}  // namespace
 
 Json partitions_json(const planner::MethodResult& method) {
   Json keys = Json::object();
@@ -31,4 +44,16 @@ Json partitions_json(const planner::MethodResult& method) {
           {"confidence", std::move(confidence)}};
 }
 
-}  // namespace kareus::report
+PlanFiles plan_files(const planner::PlanOutcome& outcome, const std::filesystem::path& dir) {
+  PlanFiles files{dir, {}};
+  for (const auto& [m, r] : outcome.result.methods)
+    files.texts.emplace(frontier_file(planner::to_string(m)), frontier_csv(r));
+  files.texts.emplace(kSchedule, to_json(outcome.schedule));
+  files.texts.emplace(kSummary, outcome.summary.dump(2) + "\n");
+  files.texts.emplace(
+      kPartitions,
+      partitions_json(outcome.result.methods.at(outcome.selected.method)).dump(2) + "\n");
+  return files;
+}
+
+}  // namespace kareus::plan_dir
