@@ -18,6 +18,7 @@
 #include "common/scratch_dir.hpp"
 #include "kareus/core/csv.hpp"
 #include "kareus/core/json.hpp"
+#include "kareus/plan_dir/plan_files.hpp"
 #include "kareus/report/plan_report.hpp"
 #include "kareus/schedule/schedule.hpp"
 
@@ -51,22 +52,22 @@ class PlanData : public ::testing::Test {
         testing::run_cli(KAREUS_BINARY, base + " --deadline " + std::to_string(deadline_) +
                                             " --out " + dir().string());
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    data_ = new Json(plan_page_data(dir()));
+    data_ = new Json(plan_page_data(plan_dir::read_plan_files(dir())));
   }
   static void TearDownTestSuite() { delete data_; }
   static fs::path dir() { return kScratch.path() / "plan"; }
   static const Json& data() { return *data_; }
 
-  // A copy of the plan directory with one file damaged.
-  static fs::path damaged(const std::string& name, const std::string& file,
-                          const std::function<void(Json&)>& damage) {
+  // The files of a copy of the plan directory with one file damaged.
+  static plan_dir::PlanFiles damaged(const std::string& name, const std::string& file,
+                                     const std::function<void(Json&)>& damage) {
     const auto copy = kScratch.path() / name;
     fs::remove_all(copy);
     fs::copy(dir(), copy);
     Json j = read_json(copy / file);
     damage(j);
     std::ofstream(copy / file) << j.dump();
-    return copy;
+    return plan_dir::read_plan_files(copy);
   }
 
   static inline double deadline_ = 0;
