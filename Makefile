@@ -41,7 +41,7 @@ mutants: setup
 # sanitize_slow (minutes each when instrumented; docs/hardening.md lists them and why).
 # `make sanitize-all` runs those too. Name executables to run only them, e.g.
 # make sanitize SANITIZE_TESTS="test_planner capi_test". Costs: docs/hardening.md.
-SANITIZE_TESTS := test_core test_hardware test_nvml test_workload test_schedule test_partition \
+SANITIZE_TESTS := test_core test_hardware test_nvml test_xgb test_workload test_schedule test_partition \
   test_executor test_frontier test_kernel_dvfs test_energylens test_runtime \
   test_search test_store test_planner test_report test_scaleout \
   capi_test test_frontier_cli test_plan_sweep test_cli_simulate test_cli_plan \

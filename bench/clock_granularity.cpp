@@ -24,7 +24,7 @@ using namespace kareus;
 using namespace kareus::planner;
 using workload::Direction;
 
-// Kareus §6 (kareus-spec.md §7): the ten A100 configurations.
+// Kareus §6: the ten A100 testbed configurations (data/workloads/README.md).
 const std::vector<std::string> kPaperWorkloads = {
     "llama3.2-3b_tp8_mbs8_seq4096",     "llama3.2-3b_cp2_tp4_mbs8_seq4096",
     "llama3.2-3b_cp2_tp4_mbs8_seq8192", "llama3.2-3b_cp2_tp4_mbs16_seq4096",

@@ -1,4 +1,4 @@
-// Savings of the four training-plan methods on the emulator (issue 4): for every workload in
+// Savings of the four training-plan methods on the emulator: for every workload in
 // data/workloads/ (the paper's ten testbed configurations on A100 and on H100, and the
 // Llama-3.3-70B large-scale emulation), each method's fastest point and the paper's metrics —
 // max-throughput time and energy reduction vs `megatron`, iso-time energy and iso-energy time

@@ -1,4 +1,4 @@
-// The iteration-level half of bench_search_quality (issue 12): what a partition search is worth
+// The iteration-level half of bench_search_quality: what a partition search is worth
 // to the frontier `kareus plan` composes. For every workload, the `kareus` method's iteration
 // frontier with the partitions searched by `kareus`, by `paper` and by `random` (both capped per
 // key at the measurements `kareus` took there), and by `kareus` under measurement noise, each

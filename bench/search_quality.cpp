@@ -1,4 +1,4 @@
-// Quality of the partition search strategies on the emulator (issue 3 §5): for every partition
+// Quality of the partition search strategies on the emulator: for every partition
 // key of the Llama-3.2-3B TP8 and CP2+TP4 workloads on A100 and TP8 on H100, the exhaustive
 // frontier's hypervolume, `paper` at its own budget, `random` at the same number of
 // measurements, the measurements `kareus` takes and those it needs to reach 99 % of the

@@ -7,31 +7,18 @@
 # (CCACHE_BASEDIR) serves it from the objects of the ordinary build.
 #
 #   scripts/mutants.sh [ID...]     all mutants, or only those named
+#   scripts/mutants.sh --check     only check that every mutant's pattern is still in its file and
+#                                  every id is unique (no build; a ctest runs it)
 #
 # KAREUS_MUTANTS_DIR (default build-mutants, git-ignored) holds the copy; KAREUS_JOBS the
-# build parallelism (default 2). Not run in CI: each mutant costs a rebuild.
+# build parallelism (default 2); KAREUS_MUTANTS_LIST another list (tests/mutants checks --check). Not run in CI: each mutant costs a rebuild.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
-list="$repo/scripts/mutants.txt"
+list="${KAREUS_MUTANTS_LIST:-$repo/scripts/mutants.txt}"
 scratch="$repo/${KAREUS_MUTANTS_DIR:-build-mutants}"
 tree="$scratch/tree"
 jobs="${KAREUS_JOBS:-2}"
-
-# Mirror the tracked and untracked-but-not-ignored files; cp -p keeps modification times, so a
-# file unchanged since the last run is not rebuilt.
-mkdir -p "$tree"
-git ls-files -co --exclude-standard -z | while IFS= read -r -d '' f; do
-  [ -f "$f" ] || continue
-  if ! cmp -s "$f" "$tree/$f"; then
-    mkdir -p "$tree/$(dirname "$f")"
-    cp -p "$f" "$tree/$f"
-  fi
-done
-# ccache, where installed, comes from CMakeLists.txt.
-if [ ! -f "$tree/build/CMakeCache.txt" ]; then
-  cmake -S "$tree" -B "$tree/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-fi
 
 # Records are blocks of `key: value` lines separated by blank lines; see docs/testing.md.
 ids=() files=() froms=() tos=() targets=() tests=() harmless=()
@@ -57,6 +44,37 @@ while IFS= read -r line || [ -n "$line" ]; do
   esac
 done <"$list"
 flush
+
+# A pattern that no longer appears in its file is a mutant that tests nothing: the code moved on
+# and the list did not.
+if [ "${1:-}" = "--check" ]; then
+  status=0
+  for i in "${!ids[@]}"; do
+    if [ ! -f "${files[$i]}" ] || ! grep -qF -- "${froms[$i]}" "${files[$i]}"; then
+      echo "mutants: ${ids[$i]}: stale, its pattern is not in ${files[$i]}: ${froms[$i]}" >&2
+      status=1
+    fi
+  done
+  duplicates=$(printf '%s\n' "${ids[@]}" | sort | uniq -d)
+  [ -z "$duplicates" ] || { echo "mutants: ids listed twice: $duplicates" >&2 && status=1; }
+  [ "$status" -eq 0 ] && echo "mutants: ${#ids[@]} patterns found in their files"
+  exit "$status"
+fi
+
+# Mirror the tracked and untracked-but-not-ignored files; cp -p keeps modification times, so a
+# file unchanged since the last run is not rebuilt.
+mkdir -p "$tree"
+git ls-files -co --exclude-standard -z | while IFS= read -r -d '' f; do
+  [ -f "$f" ] || continue
+  if ! cmp -s "$f" "$tree/$f"; then
+    mkdir -p "$tree/$(dirname "$f")"
+    cp -p "$f" "$tree/$f"
+  fi
+done
+# ccache, where installed, comes from CMakeLists.txt.
+if [ ! -f "$tree/build/CMakeCache.txt" ]; then
+  cmake -S "$tree" -B "$tree/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
 
 selected=("$@")
 wanted() {

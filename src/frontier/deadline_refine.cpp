@@ -60,8 +60,8 @@ DeadlineRefinement refine_whole(const PipelineProblem& problem, const std::vecto
   DeadlineModel model(problem, false);
   model.set_deadline(deadline);
   // Without CBC's preprocessing its heuristics find cheaper plans within few nodes on the A40
-  // profiles (docs/benchmarks/pipeline_solver.md, "Refining a selection"); the bound, which the
-  // refinement does not use, is the same either way.
+  // profiles (docs/benchmarks/pipeline_solver.md at commit a64c35e, "Refining a selection"); the
+  // bound, which the refinement does not use, is the same either way.
   const std::vector<std::string> settings{"-preprocess", "off", "-maxNodes",
                                           std::to_string(max_nodes)};
   const auto found = model.optimum(kRefineSafetySeconds, plan, settings);

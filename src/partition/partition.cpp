@@ -81,7 +81,7 @@ bool contains(const std::vector<Kernel>& ops, std::string_view module) {
                      [&](const Kernel& k) { return module_of(k) == module; });
 }
 
-// Names a compute segment after what it computes (kareus-spec §1).
+// Names a compute segment after what it computes, as the artifact names them.
 std::string compute_name(const std::vector<Kernel>& ops, bool cp_layout) {
   if (contains(ops, "fc1") || contains(ops, "fc2")) return "mlp";
   const bool qkv = contains(ops, "qkv_proj");

@@ -1,4 +1,4 @@
-// The artifact's multi-pass MBO (kareus-spec.md section 3, paper Appendix C), with one change:
+// The artifact's multi-pass MBO (paper Appendix C), with one change:
 // the initial sample is drawn from the seed, so runs are reproducible and resumable.
 #include "kareus/core/rng.hpp"
 #include "kareus/search/acquisition.hpp"

@@ -58,6 +58,7 @@ FeatureMatrix FeatureMatrix::select(const std::vector<std::size_t>& indices) con
   m.cols = cols;
   m.values.reserve(m.rows * m.cols);
   for (std::size_t i : indices) {
+    if (i >= rows) throw Error(fmt::format("feature row {} selected from {} rows", i, rows));
     const auto begin = values.begin() + static_cast<std::ptrdiff_t>(i * cols);
     m.values.insert(m.values.end(), begin, begin + static_cast<std::ptrdiff_t>(cols));
   }

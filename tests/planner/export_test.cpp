@@ -189,7 +189,7 @@ void check_artifact(const PlanResult& plan, Method method, const fs::path& dir,
 TEST_F(Export, ArtifactFilesParseAsTheArtifactsStructureTp8) {
   const auto dir = fresh_dir("artifact_tp8");
   export_artifact(*tp8_, Method::kKareusExhaustive, dir);
-  // kareus-spec §6: forward (fwd_attn, fwd_mlp); backward 2 recompute + (bwd_attn, bwd_mlp).
+  // The artifact's TP layout: forward (fwd_attn, fwd_mlp); backward 2 recompute + 2.
   check_artifact(*tp8_, Method::kKareusExhaustive, dir, 2, 4);
   fs::remove_all(dir);
 }
@@ -197,7 +197,7 @@ TEST_F(Export, ArtifactFilesParseAsTheArtifactsStructureTp8) {
 TEST_F(Export, ArtifactFilesParseAsTheArtifactsStructureCp2Tp4) {
   const auto dir = fresh_dir("artifact_cp");
   export_artifact(*cp2_tp4_, Method::kKareusExhaustive, dir);
-  // kareus-spec §6: CP forward has 5 configs; backward 5 recompute + 7.
+  // The artifact's CP layout: forward has 5 configs; backward 5 recompute + 7.
   check_artifact(*cp2_tp4_, Method::kKareusExhaustive, dir, 5, 12);
   fs::remove_all(dir);
 }

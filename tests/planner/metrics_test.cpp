@@ -1,4 +1,4 @@
-// The paper's metrics (Kareus §6, kareus-spec §7) on hand-made frontiers.
+// The paper's metrics (Kareus §6; docs/plan.md, "Metrics") on hand-made frontiers.
 #include <gtest/gtest.h>
 
 #include "hand_made.hpp"

@@ -1,4 +1,4 @@
-// Issue 12: the composition skips a clock at which any key has no measured point, so the
+// The composition skips a clock at which any key has no measured point, so the
 // `kareus` search must represent every clock the exhaustive iteration frontier uses.
 #include <gtest/gtest.h>
 

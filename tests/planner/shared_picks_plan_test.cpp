@@ -1,4 +1,4 @@
-// Issue 12: the keys of a `kareus` plan share the model-guided picks (search/shared_picks.hpp):
+// The keys of a `kareus` plan share the model-guided picks (search/shared_picks.hpp):
 // under full recomputation the forward keys, whose fronts two instructions consume, draw the
 // backward keys' share, and the plan stays within half of what `paper` would measure.
 #include <gtest/gtest.h>

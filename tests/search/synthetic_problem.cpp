@@ -13,9 +13,9 @@
 namespace kareus::testing {
 namespace {
 
-constexpr std::size_t kClocks = 18;    // 900..1410 MHz step 30 (A100, kareus-spec.md section 2)
+constexpr std::size_t kClocks = 18;    // 900..1410 MHz step 30 (A100, as the artifact searches)
 constexpr std::size_t kSmCounts = 10;  // 3..30 step 3
-constexpr double kTotalSms = 108.0;    // A100 SM count (kareus-spec.md section 8)
+constexpr double kTotalSms = 108.0;    // A100 SM count (A100 datasheet)
 
 }  // namespace
 
@@ -86,7 +86,7 @@ search::Measurement SyntheticProblem::truth(std::size_t id) const {
   const double t = time * (1.0 + noise.uniform(-shape_.noise, shape_.noise));
   dynamic *= 1.0 + noise.uniform(-shape_.noise, shape_.noise);
   const Joules total = Joules(dynamic) + static_power() * Seconds(t);
-  // Protocol of kareus-spec.md section 4: 2 s settle, 5 s cooldown, 10 warm-up iterations, 5 s
+  // The measurement protocol (protocol.hpp): 2 s settle, 5 s cooldown, 10 warm-up iterations, 5 s
   // window, on 8 GPUs.
   const Seconds cost = Seconds((2.0 + 5.0 + 10.0 * t + 5.0) * 8.0);
   return {Seconds(t), total, Joules(dynamic), cost, false};

@@ -1,7 +1,7 @@
-// What the CUDA executor launches for one run of a partition (kareus-spec §1, "Executing one
-// partition"): each compute kernel as cuBLAS matrix products or a memory-bound elementwise kernel
-// with the workload's shapes, and the collective as a copy loop of the bytes one GPU moves in
-// it, on a given number of SMs, launched just before one compute kernel. Plain C++ so that the
+// What the CUDA executor launches for one run of a partition (docs/validation.md, "What the CUDA
+// executor runs"): each compute kernel as cuBLAS matrix products or a memory-bound elementwise
+// kernel with the workload's shapes, and the collective as a copy loop of the bytes one GPU moves
+// in it, on a given number of SMs, launched just before one compute kernel. Plain C++ so that the
 // translation is tested on machines without CUDA.
 #pragma once
 

@@ -46,7 +46,7 @@ class Executor {
 };
 
 // GPUs a partition's measurement occupies: the group of its collective (TP-side partitions run on
-// the TP GPUs, CP-side ones on the CP pair; kareus-spec §2).
+// the TP GPUs, CP-side ones on the CP pair).
 int measurement_gpus(const partition::Partition& p);
 
 // Runs each configuration on the emulator through the protocol. With noise, every reading is

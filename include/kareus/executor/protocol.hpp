@@ -1,4 +1,4 @@
-// The thermally stable measurement protocol (Kareus §5, kareus-spec §4) as an explicit object:
+// The thermally stable measurement protocol (Kareus §5) as an explicit object:
 // lock the clock and let it settle, calibrate the iteration time, cool down, warm up, then
 // measure over a fixed window with the cumulative energy counter. Per-GPU energy is the job's
 // energy over the GPUs, time is the slowest rank's. The emulator does not sleep through it, but
@@ -12,7 +12,7 @@
 namespace kareus::executor {
 
 struct MeasurementProtocol {
-  // The artifact sleeps 2 s after nvmlDeviceSetGpuLockedClocks (kareus-spec §4 step 1).
+  // The artifact sleeps 2 s after nvmlDeviceSetGpuLockedClocks before it measures.
   Seconds clock_settle{2.0};
   // Zeus measure(): 10 warm-up + 100 timed iterations to calibrate the iteration time.
   int calibration_warmup = 10;

@@ -5,9 +5,9 @@
 // plan as its incumbent, for at most a given number of branch-and-bound nodes. The whole-problem
 // MILP at 200-1,300 instructions x 60 options finds some cheaper mixes within few nodes but
 // misses others that windows of 64 find (and the other way round), so `--milp-nodes` runs both
-// (docs/benchmarks/pipeline_solver.md, "Windows of instructions"). Node and window
-// limits, not time, bound the work, so the same problem and plan give the same result run after
-// run (CBC runs single-threaded); a generous time cap per CBC solve guards only against a
+// (docs/benchmarks/pipeline_solver.md at commit a64c35e, "Windows of instructions"). Node and
+// window limits, not time, bound the work, so the same problem and plan give the same result run
+// after run (CBC runs single-threaded); a generous time cap per CBC solve guards only against a
 // pathological case and is reported when it was hit, since a plan found under it may differ
 // between runs.
 #pragma once
@@ -102,7 +102,7 @@ DeadlineRefinement refine_in_windows(const PipelineProblem& problem, const std::
 // then the same with it off (search.preprocess is not read), and the cheaper of the two plans
 // (on's on a tie). Within few nodes each setting finds mixes the other misses on the A40 profiles,
 // and neither search sees the other's plans, so the result is never costlier than either alone
-// (docs/benchmarks/pipeline_solver.md, "The last cell"). The limits hold per
+// (docs/benchmarks/pipeline_solver.md at commit a64c35e, "The last cell"). The limits hold per
 // search: up to twice search.max_solves CBC solves. Progress reports continue across both: the
 // second search's sweeps count on from the first's, its energy is the best of either so far.
 DeadlineRefinement refine_in_windows_both(const PipelineProblem& problem,

@@ -1,4 +1,4 @@
-// The configuration space of one partition key (Kareus §4.1, kareus-spec §2): SM clock x SMs
+// The configuration space of one partition key (Kareus §4.1, Appendix C): SM clock x SMs
 // of the communication kernel x launch slot. Every configuration has a stable integer id and a
 // text form such as "norm_0/12sm@1230MHz" that the measurement store is keyed by.
 #pragma once

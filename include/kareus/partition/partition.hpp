@@ -1,4 +1,4 @@
-// Partitioned overlap execution (Kareus §4.1, kareus-spec §1): a microbatch is split into two
+// Partitioned overlap execution (Kareus §4.1): a microbatch is split into two
 // nanobatches; each partition runs one nanobatch's compute segment while the other
 // nanobatch's previous collective runs beside it, with no data dependency between them.
 #pragma once
@@ -42,7 +42,7 @@ std::vector<Partition> representative_partitions(const workload::Workload& w);
 // Every partition key of the workload's layout, forward then backward.
 std::vector<std::string> partition_keys(const workload::Workload& w);
 
-// The configuration trail partitions run with (kareus-spec §1: norm_0 on 20 SMs).
+// The configuration trail partitions run with (the artifact runs norm_0 on 20 SMs).
 inline constexpr int kTrailSms = 20;
 
 // Throws kareus::Error naming the requirement when the microbatch size is odd.

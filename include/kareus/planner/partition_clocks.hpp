@@ -1,4 +1,4 @@
-// Clock granularity inside Kareus plans (beyond the paper, issue 5). At instruction granularity
+// Clock granularity inside Kareus plans (beyond the paper). At instruction granularity
 // (the paper) an instruction runs at one SM clock. At partition granularity a nanobatch option
 // may run each step of the instruction (a partition, or the embedding / output-and-loss block
 // around them) at its own clock, and pays the kernel-DVFS stall model for every change between

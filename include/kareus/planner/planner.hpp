@@ -161,7 +161,7 @@ struct PlanResult {
 
 PlanResult plan(const workload::Workload& w, const PlanOptions& options);
 
-// The artifact's 10-point sampling (kareus-spec §5.2): denser at the fast end; min(10, size)
+// The artifact's 10-point sampling (its create_frontier.sh): denser at the fast end; min(10, size)
 // points ordered slowest first (the solver's plan order), always including the fastest.
 std::vector<IterationPoint> ten_point_frontier(const MethodResult& m);
 

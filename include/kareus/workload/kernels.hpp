@@ -11,7 +11,7 @@
 namespace kareus::workload {
 
 enum class KernelKind { kGemm, kAttention, kMemory, kCollective };
-// Launch-slot class (kareus-spec §1): consecutive memory-bound ops share one slot.
+// Launch-slot class, as the artifact launches: consecutive memory-bound ops share one slot.
 enum class SlotClass { kNorm, kLinear, kRope, kAttn, kActivation, kNone };
 enum class Collective { kAllReduce, kAllGather, kReduceScatter, kSendRecv };
 enum class Link { kNvlink, kScaleOut };

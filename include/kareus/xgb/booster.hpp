@@ -19,7 +19,8 @@ struct FeatureMatrix {
   std::vector<float> values;
 
   static FeatureMatrix from_rows(const std::vector<std::vector<double>>& rows);
-  // The subset of rows at `indices` (repeats allowed, for bootstrap resamples).
+  // The subset of rows at `indices` (repeats allowed, for bootstrap resamples); an index past
+  // the last row throws.
   FeatureMatrix select(const std::vector<std::size_t>& indices) const;
 };
 

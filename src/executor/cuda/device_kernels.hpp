@@ -23,7 +23,7 @@ cudaError_t launch_elementwise(int op, const void* in0, const void* in1, void* o
 cudaError_t prepare_comm_kernel(int device, std::size_t* reserved_shared_bytes);
 
 // Copies `bytes` (a multiple of 16) from src to dst with `blocks` blocks of 1024 threads, one
-// per SM (kareus-spec §1: the comm grid is sm_num blocks x 1024 threads).
+// per SM (the artifact's comm grid: sm_num blocks x 1024 threads).
 cudaError_t launch_comm_copy(const void* src, void* dst, std::int64_t bytes, int blocks,
                              std::size_t reserved_shared_bytes, cudaStream_t stream);
 

@@ -1,7 +1,7 @@
 // Runs a LaunchPlan on one CUDA device: compute on one stream (cuBLAS products and elementwise
 // kernels), the communication copy loop on a second stream gated by an event recorded just
 // before its launch op, and the compute stream waiting for it at the end of every run
-// (kareus-spec §1), so a run lasts about max(compute, launch offset + comm).
+// (docs/validation.md), so a run lasts about max(compute, launch offset + comm).
 #pragma once
 
 #include <cublas_v2.h>
