@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Quality benchmark: what per-partition clocks add to Kareus plans over per-instruction clocks
 // on the paper's ten A100 workloads, at clock-switch latencies of 0 (ideal), 1, 10 and 25 ms.
 // Prints the markdown table of docs/benchmarks/clock_granularity.md. Usage:

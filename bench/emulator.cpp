@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Speed of the emulator: one partition evaluation is the unit the search pays per candidate.
 #include <benchmark/benchmark.h>
 

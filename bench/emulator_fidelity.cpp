@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How close the emulator comes to real measurements where Kareus earns its keep: the
 // published GEMM || AllReduce pairs on A100, the clock-energy curve, and the Kareus artifact's
 // real Llama-3.2-3B TP8 frontiers of Perseus, nanobatch-Perseus and Kareus against the same

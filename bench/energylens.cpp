@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Quality benchmark: EnergyLens against its baselines on the shipped real datasets
 // (data/energylens), beside the figures the EnergyLens paper reports on its own, unreleased data
 // (Palladino et al., arXiv 2605.10556). Prints markdown for docs/benchmarks/energylens.md.

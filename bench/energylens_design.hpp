@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_energylens --design: which 50 rows to measure. Each seed
 // splits the rows into a pool (kPoolShare) and a test set; EnergyLens is trained on 50 pool rows
 // chosen at random or by the D-optimal design (design.hpp, which reads no energy) and both are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_energylens --misses: where EnergyLens orders held-out pairs of one scenario wrong although
 // their measured energies are more than kSeparation apart (more than run-to-run noise), on the
 // evaluation's random 50-row splits. Each such pair is classed by what separates its two rows, and

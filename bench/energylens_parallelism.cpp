@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Diagnosis of EnergyLens's leave-one-parallelism-out protocol on ML.ENERGY v2: per held-out
 // TP x PP configuration, how large and of which sign the error is, whether it sits in rows whose
 // (model, GPU) group the training rows saw or in new groups, and which terms of the closed form

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_energylens --shapes: the fitted shape parameters over the evaluation's random 50-row
 // splits, for the fit to all training rows and for the bag's resampled fits: their median, 10th to
 // 90th percentile, and how often they sit on a fitting bound, i.e. how far the rows leave them to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The evaluation's random splits (energylens::random_splits: the rows and seeds evaluate() scores),
 // for the benchmark's diagnostics that need each split's fitted model.
 #pragma once

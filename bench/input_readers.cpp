@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Speed of the input readers against the size of their input, to show each is linear in it:
 //  - JsonObjects: a workload whose "_note" holds n objects of two keys (JsonDocument::parse and
 //    the duplicate-key check every JSON reader runs), n = 10^3 .. 10^6;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Quality benchmark: per-kernel DVFS savings for one GPT-3-XL layer (forward + backward) on the
 // emulated RTX 3080 Ti, A100 and H100, ideal (as Spaan et al.) and with a clock-switch latency of
 // 1, 10, 25 and 100 ms, against one clock per pass. Prints the markdown tables of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Speed of the pipeline time-energy solver (whole frontier, 1 ms unit) on:
 //  - PP=2, M=8 and PP=10, M=128 (the Kareus paper's Llama-3.3-70B emulation shape) with a
 //    synthetic 18-clock profile per stage and direction;

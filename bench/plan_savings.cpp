@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Savings of the four training-plan methods on the emulator: for every workload in
 // data/workloads/ (the paper's ten testbed configurations on A100 and on H100, and the
 // Llama-3.3-70B large-scale emulation), each method's fastest point and the paper's metrics —

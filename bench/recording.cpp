@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a measurement record costs the training loop: the frequency controller's calls at every
 // instruction boundary with and without a record, on the fake NVML (tests/nvml/fake_nvml), every
 // instruction at one clock so that no clock change is timed. After the benchmarks, the cost per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The iteration-level half of bench_search_quality: what a partition search is worth
 // to the frontier `kareus plan` composes. For every workload, the `kareus` method's iteration
 // frontier with the partitions searched by `kareus`, by `paper` and by `random` (both capped per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Quality of the partition search strategies on the emulator: for every partition
 // key of the Llama-3.2-3B TP8 and CP2+TP4 workloads on A100 and TP8 on H100, the exhaustive
 // frontier's hypervolume, `paper` at its own budget, `random` at the same number of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `cmake --install` and `make package`: the CLI and kareusd, libkareus.so with kareus.h, a CMake
 # package (find_package(Kareus) -> Kareus::kareus) and a pkg-config file, the catalogue and the
 # report's charting libraries under share/kareus, the Python package, and kareusd's systemd unit.

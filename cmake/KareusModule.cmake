@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The modules from the bottom of the data flow up. A module may link to, and include the headers
 # of, only modules before it; kareus_add_module fails the configuration otherwise, so a cycle or an
 # upward dependency (the planner pulling in the runtime's NVML and sockets, say) cannot creep in.

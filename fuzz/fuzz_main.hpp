@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one contract every reader keeps under fuzzing: any bytes either parse or throw
 // kareus::Error (a one-line message for the user). Any other exception, a crash, a leak or
 // undefined behaviour (ASan/UBSan are on) is a finding.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "fuzz_main.hpp"
 #include "kareus/kernel_dvfs/torch_trace.hpp"
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Measures what building Kareus costs, from scratch and without ccache (CCACHE_DISABLE=1, as on a
 # fresh machine): every compile and link runs under scripts/compile-time.sh, which logs its CPU
 # seconds (user + sys, the figure that does not depend on what else runs on the machine) and wall

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by scripts that report what a step cost: children_cpu sets $cpu to the CPU seconds
 # (user + sys) of every finished child of the sourcing shell so far, from bash's `times`, run in
 # that shell (a subshell's count starts at zero). The difference of two calls is the CPU time of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A CMake compiler and linker launcher that runs its command and appends one line to
 # $KAREUS_COST_LOG: "<user s> <sys s> <wall s> <output>", the CPU time of the command and every
 # process it started (the driver's cc1plus, as and ld), and the file it wrote (its -o). CPU time is

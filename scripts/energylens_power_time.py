@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Power and time of ML.ENERGY v2's energy per request, from the raw CSV (no model involved).
 
 Energy per request = power of all GPUs x output tokens / throughput. The CSV derives its power

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets of fuzz/ in the clang ASan+UBSan tree (scripts/sanitized-build.sh)
 # and runs each for FUZZ_SECONDS (default 20) from its seed corpus in fuzz/corpus/. New inputs go
 # to a scratch folder, never into the repository; a crash leaves its input in

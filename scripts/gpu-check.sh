@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Real-GPU check: builds Kareus with CUDA and runs the CUDA executor on every partition key of a
 # small workload at the GPU's current clock, for a few SM counts and launch slots, printing
 # measured vs emulated time and energy per configuration and whether both rank the

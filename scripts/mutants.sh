@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Mutation check: applies each source mutant of scripts/mutants.txt, one at a time, to a scratch
 # copy of the working tree, rebuilds only the targets the mutant names and runs only the tests it
 # names. A mutant is caught when a listed test fails; one that survives must carry a `harmless:`

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What `kareus plan --deadline S --milp-nodes N` buys on shipped workloads: the selected plan's
 energy without and with the refinement and the whole process's wall time (median of --runs), at
 deadlines across the selected method's frontier. Every run must print the same energy (the node

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # docs/report.png is the page of the README's demo plan. This runs the demo's command, as the
 # README's `kareus-output` marker gives it (the docs test checks that transcript), with its files
 # under BUILD_DIR/report-png, and screenshots the page in headless Chromium. The picture records

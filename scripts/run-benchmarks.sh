@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every benchmark in <build>/bench: Google Benchmark binaries (speed) and quality benchmarks
 # that print markdown tables. Output goes to stdout and to <build>/bench-results/<name>.txt.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the test executables TEST... in the clang ASan+UBSan tree (scripts/sanitized-build.sh)
 # and runs their tests through ctest (each executable's tests carry its name as a label), with
 # UBSan halting on its first report and LeakSanitizer on. Tests that also carry a label named in

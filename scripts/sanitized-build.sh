@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds TARGET... in the one instrumented tree that the sanitized tests and the libFuzzer targets
 # share: clang with ASan and UBSan, fuzz targets enabled ($SANITIZE_BUILD, default
 # build-sanitize/). One tree, so the library is compiled once for both (docs/hardening.md).

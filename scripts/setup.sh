@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages Kareus needs (only those missing), then configures and builds in
 # build/. Idempotent: a second run only rebuilds what changed.
 #

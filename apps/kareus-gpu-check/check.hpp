@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The real-GPU check behind kareus-gpu-check: measures the configurations of plan_gpu_check on
 // the CUDA executor (or, in a dry run, only lists them) beside the emulator's figures.
 #pragma once

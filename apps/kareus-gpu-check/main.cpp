@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus-gpu-check: the CUDA executor against the emulator on a machine with an NVIDIA GPU
 // (docs/validation.md). Runs at the GPU's current clock and never changes a GPU setting.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The argument parser's errors in the house style: one line that names the command and the flag,
 // the value where there is one, and what is allowed or the nearest valid name ("did you mean
 // --microbatches?"). CLI11's own texts reverse the leftover arguments, say "A subcommand is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus calibrate: fits the emulator's free constants of a GPU to measurements of it (records of
 // the runtime, or a published frontier of whole plans) and writes a calibrated GPU file that
 // `plan`, `simulate`, `search` and `overlap` take with --gpu-file (calibration/fit.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus gpus / kareus models: what the catalogue holds.
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus compare: two plans side by side, and where their difference in time and energy comes
 // from (report/plan_compare.hpp); or, with --measured, a plan against what the runtime measured
 // while playing it (report/measured_compare.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus devices: the local GPUs as NVML sees them, the nvidia-smi habit before planning or
 // running a schedule. Reads only; never changes a setting.
 #include <fmt/format.h>

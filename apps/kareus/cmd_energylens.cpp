@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus energylens {import,fit,predict,select,design,evaluate,discover}: the EnergyLens inference
 // energy model (docs/energylens.md).
 #include <fmt/format.h>

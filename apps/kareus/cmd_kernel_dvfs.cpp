@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus kernel-dvfs: one clock per kernel under a slowdown bound, ideal (as Spaan et al.) and with
 // clock-switch costs, against max-clock, governor and one-clock-per-pass baselines.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus overlap: one compute kernel beside one collective, alone, back to back and overlapped,
 // on the emulator (or measured with the CUDA executor where it is built).
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus pipeline-solve: the Perseus-style iteration time-energy frontier of a per-stage profile.
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus plan: the main job. Iteration time-energy frontiers of the four methods side by side,
 // a schedule chosen by the user's constraint, and the files the runtime needs.
 #include <fmt/format.h>

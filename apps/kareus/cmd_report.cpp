@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus report: a self-contained HTML page of a plan directory (docs/report.md).
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus run-schedule: shows (--dry-run) or plays one iteration of a planner schedule's
 // per-instruction SM clocks on a GPU, through NVML or kareusd, with measured time and energy.
 #include <fmt/format.h>

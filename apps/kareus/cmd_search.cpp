@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus search: the time-energy frontier of one partition key (or all of them) on the emulator,
 // through the measurement store.
 #include <fmt/format.h>

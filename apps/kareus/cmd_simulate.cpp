@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus simulate: one training iteration on the GPU emulator.
 #include <fmt/format.h>
 

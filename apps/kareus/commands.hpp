@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Subcommands of the kareus CLI, one file each. A subcommand throws kareus::Error on bad input;
 // main() prints it as one line on stderr and exits with 2. Output is built fully before it is
 // printed, so an error never leaves partial output behind.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The flags several commands share, defined once: their spelling, and their help unless a command
 // says more of what it prints. The workload flags are WorkloadFlags (workload_flags.hpp).
 #pragma once

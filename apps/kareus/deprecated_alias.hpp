@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Old flag spellings kept for one release after a rename (docs/cli.md): hidden from --help, they
 // set the same variable as the new name and say so on stderr.
 #pragma once

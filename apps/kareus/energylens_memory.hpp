@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `energylens predict` and `select` print of the memory check (memory_fit.hpp): the table's
 // KV concurrency and memory columns, each row's JSON `memory` object, and the notes that say what
 // the check could not count or found limiting.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checks of numeric flags that refuse nan and inf, and say in a few words what is allowed.
 // CLI11's PositiveNumber lets nan through (every comparison with nan is false) and answers 0 with
 // the whole double range written out in 300 digits.

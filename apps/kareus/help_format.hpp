@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `kareus ... --help` within kLineWidth columns: CLI11 prints each flag's and subcommand's
 // description on one line, however long; this folds it at spaces, continuing under the
 // description column.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "overlap_cuda.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `kareus overlap --executor cuda`: the kernel pair measured on this machine's GPU through the
 // CUDA executor, at the GPU's current clock (never changed). In a build without the CUDA
 // toolkit it refuses with a clear message.

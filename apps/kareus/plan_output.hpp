@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `kareus plan` prints: the table a person reads.
 #pragma once
 

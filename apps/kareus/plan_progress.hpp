@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How `kareus plan` shows its progress on stderr. On a terminal: one line per method, redrawn in
 // place with its count, rate and ETA while it runs (and its elapsed time while the pipeline
 // solver, which reports nothing, works), then left as that method's summary. Off a terminal: the

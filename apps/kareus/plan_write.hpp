@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where `kareus plan` writes, checked before it plans, and the writing of its outputs as a set.
 #pragma once
 

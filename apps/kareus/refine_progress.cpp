@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "refine_progress.hpp"
 
 #include <unistd.h>

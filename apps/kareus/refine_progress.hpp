@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How `kareus plan` and `kareus pipeline-solve` show a --milp-nodes refinement on stderr: the
 // whole-problem MILP's result and each window sweep's as lines that stay, and within a sweep a
 // line at most every few seconds, so a refinement of a minute says where it is without filling a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "scaleout_cli.hpp"
 
 #include "kareus/scaleout/store_sink.hpp"

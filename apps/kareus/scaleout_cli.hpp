@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hooks `kareus plan` and `kareus search` use to run under mpirun/srun: rank 0 plans as one
 // process would, its measurements spread over the ranks; the other ranks only measure.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The workload flags shared by simulate, search and plan: either --workload FILE.json or
 // --model/--gpu/--tp/... on the command line.
 #pragma once

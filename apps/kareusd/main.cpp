@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareusd: the Kareus clock daemon. Run it as root (or with CAP_SYS_ADMIN) next to the training
 // job; the job's frequency controller then changes clocks through it (KAREUSD_SOCKET).
 #include <grp.h>

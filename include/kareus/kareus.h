@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The Kareus C API (docs/c-api.md): plan a training job and read its time-energy frontiers, load
  * or export a schedule, enforce it with the frequency controller, measure energy with the monitor.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Kareus: energy-optimal GPU execution plans for large-model training.
 
 The same objects as the C++ library and the C API (docs/python.md): plan a workload and read its

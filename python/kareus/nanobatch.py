@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Nanobatch execution of tensor- and context-parallel transformer layers, as a Kareus or
 nanobatch-perseus schedule decides (docs/python.md).
 

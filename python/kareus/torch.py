@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """PyTorch integration: a pipeline stage's clocks set at each forward and backward, its energy
 measured per training iteration (docs/python.md).
 

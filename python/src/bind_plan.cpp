@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus.Workload, kareus.plan() and its result: per method, the iteration frontier, selection
 // and the schedule of a chosen point. plan() runs planner::run, as `kareus plan` does.
 #include <pybind11/stl.h>

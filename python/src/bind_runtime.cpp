@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus.FrequencyController and kareus.EnergyMonitor. Calls that may wait on NVML, kareusd or
 // the controller's worker release the GIL, so other Python threads (and the autograd engine's)
 // keep running.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus.Schedule: what the planner exports and the runtime enforces (docs/schedule-format.md).
 #include <pybind11/operators.h>
 #include <pybind11/stl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pieces of the `_kareus` extension module, one file per part of the library it exposes.
 #pragma once
 

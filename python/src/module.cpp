@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "bindings.hpp"
 
 #include "kareus/nvml/nvml.hpp"

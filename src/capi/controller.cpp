@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The frequency controller through the C API, on NVML in this process or on kareusd.
 #include "handles.hpp"
 #include "kareus/runtime/daemon_client.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the opaque handles of kareus.h hold. They are defined at global scope because kareus.h
 // declares them there (a C header has no namespaces).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The energy monitor through the C API.
 #include "handles.hpp"
 #include "status.hpp"

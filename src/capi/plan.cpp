@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Planning through the C API: a workload struct or file in, a kareus_plan handle out.
 #include <cmath>
 

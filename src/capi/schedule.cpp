@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Schedules through the C API: load, parse, export and read back instruction by instruction.
 #include <cstdlib>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the C API turns C++ exceptions into a kareus_status and the thread's last error message.
 #pragma once
 

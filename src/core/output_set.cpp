@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kareus/core/output_set.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the baselines learn to read from a row beyond tp, pp, batch, tokens and the scale group:
 // the run's drain (max_output_tokens, requests) and the workload, each only where the training
 // rows carry it, so that the baselines see what EnergyLens sees on any dataset.

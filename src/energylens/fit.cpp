@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kareus/energylens/fit.hpp"
 
 #include <fmt/format.h>

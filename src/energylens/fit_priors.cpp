@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shape prior (fit.hpp, ShapePrior) and the fit's MAP step with it (fit_problem.hpp), whose
 // weight is the row noise of the unpenalised fit (empirical Bayes).
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: the pieces of a fit (fit.cpp). The rows reduced to what the loss needs and L-BFGS-B
 // over them (fit_problem.cpp); the row noise and the scale term at a fitted shape
 // (fit_scale.cpp); the shape prior's MAP step (fit_priors.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The row noise and the scale term at a fitted shape (fit_problem.hpp).
 #include <Eigen/Dense>
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <Eigen/Dense>
 #include <cmath>
 #include <map>

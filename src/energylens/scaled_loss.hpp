@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: the loss shared by the closed-form fit and symbolic regression. Each scale group's
 // positive multiplier is solved in closed form for the current model values (variable
 // projection); at that optimum dL/ds = 0, so the gradient needs no ds/dparam term.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The emulator executor: the protocol's readings are built from the emulator's exact run of one
 // partition (plus seeded noise), and its wall time is charged without being slept through.
 #include <fmt/format.h>

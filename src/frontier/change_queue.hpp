@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hands the min-cut steps' option changes, one batch per step, from the thread that takes the
 // steps to the thread that measures their plans. Measuring a plan (three passes over the DAG with
 // a search per instruction) needs nothing from the next step, and the next step nothing from the

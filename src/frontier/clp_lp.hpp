@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A CLP linear program loaded once and then re-solved from its previous basis as bounds change:
 // what DeadlineModel and FastEndLp each keep across deadlines.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The critical subgraph of the pipeline solver's planned durations, kept from one step to the next.
 // An instruction is critical (zero slack) exactly when its finish is the makespan or it has a tight
 // edge (the successor starts at its finish plus the edge's transfer) to a critical successor: the

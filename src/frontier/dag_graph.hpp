@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pipeline DAG as the solver's passes walk it: compressed forward and backward adjacency with a
 // topological order, and the longest path over it. Shared by the solver and the critical subgraph
 // it keeps between steps (critical_subgraph.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What both LPs of "least energy within deadline T" (DeadlineModel, FastEndLp) derive from a
 // pipeline problem before building their columns: which options can be optimal, and how much of
 // the deadline the rest of the DAG leaves each instruction.

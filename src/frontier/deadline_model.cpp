@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kareus/frontier/deadline_model.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Immediate dominators over a DAG's critical edges, kept lazily for the frontier polish. The polish
 // asks "is u on every longest path through w" after nearly every kept move, and a move changes the
 // critical edges only around the instructions it touched: into those after the first of them in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "fast_end_lp.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The LP relaxation of "least energy within deadline T" that the pipeline solver's fast end
 // rounds, in a smaller form than DeadlineModel's multiple-choice one (same optimum).
 //

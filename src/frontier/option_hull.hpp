@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One instruction's measured options as the pipeline solver sees them: quantised to whole time
 // units, filtered to those worth running (no other option is as fast and cheaper in time-effective
 // energy e - P_blocking t), and the lower convex hull of (units, effective energy) that the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kareus/frontier/step_sequence.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kareus/hardware/gpu_file.hpp"
 
 #include <fmt/format.h>

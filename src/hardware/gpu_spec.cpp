@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kareus/hardware/gpu_spec.hpp"
 
 #include <fmt/format.h>

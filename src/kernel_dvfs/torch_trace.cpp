@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kareus/kernel_dvfs/torch_trace.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kareus/plan_dir/plan_write.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The key that names a partition's configuration within an instruction, shared by the
 // composition and the per-partition clock plan: the partition's own key, or kRecomputePrefix and
 // that key for a forward partition that a full-recompute backward instruction runs again.

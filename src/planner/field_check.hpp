@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checks a request's field as its front end spells it: the name the user typed and the value in
 // the unit they typed it in (PlanRequest::spellings).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The polish and MILP refinement of a selection's plan, shared by plan() (the selection of its
 // options) and select_polished (a selection made afterwards, on a copy of the solver's plans).
 #pragma once

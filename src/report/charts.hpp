@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The report's Vega-Lite specs. Each reads named datasets the page fills from its data block,
 // and names the mark whose rendered elements the page (and its test) counts.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kareus/report/plan_compare.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kareus/runtime/daemon_client.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareusd's event loop: one thread, poll() over the signals, the listening socket and every
 // connection. Nothing in it blocks: sockets are non-blocking, each connection's unsent replies are
 // bounded, a connection that stalls is closed (its GPUs reset), and the number of connections is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareusd's state file: the GPUs whose clocks it locked, so that a daemon restarted after a
 // kill -9 resets them. Written often (before every lock, after every reset), read once at start.
 #pragma once

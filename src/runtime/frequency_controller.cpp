@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kareus/runtime/frequency_controller.hpp"
 
 #include <fmt/format.h>

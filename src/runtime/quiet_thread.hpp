@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Threads the runtime starts for itself (the controller's worker, the energy sampler, the signal
 // watcher) with the termination signals blocked. A signal sent to the process goes to any thread
 // that does not block it; the application's handlers expect to run on its own threads (Python

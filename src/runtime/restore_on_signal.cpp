@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "restore_on_signal.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Restores the default clocks of every live FrequencyController when the process gets SIGINT,
 // SIGTERM, SIGHUP, SIGQUIT or SIGPIPE, or exits without destroying one. Decided per signal: one
 // the process ignores stays ignored; any other is caught, and after the reset it goes on to the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kareus/runtime/run_recorder.hpp"
 
 #include <fcntl.h>

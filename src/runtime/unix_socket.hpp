@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The few Unix-socket operations kareusd and its client share. Hand-written because none of the
 // project's libraries does local sockets and the protocol is one JSON document per line.
 #pragma once

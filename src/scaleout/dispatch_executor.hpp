@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The coordinator's executor in a multi-rank job: each batch is sorted by clock (as the emulator
 // and the CUDA executor measure it, one settle per clock) and cut into one contiguous piece per
 // rank; rank 0 measures its own piece while the workers measure theirs, and the readings are put

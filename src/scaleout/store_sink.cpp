@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kareus/scaleout/store_sink.hpp"
 
 #include "kareus/store/partition_search.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // When one rank dies, OpenMPI's launcher names it and stops the others with SIGTERM (SIGKILL a
 // moment later). If that happens while the coordinator is in a dispatch, holding readings of a
 // batch not yet committed, the signal only raises a flag: the dispatch commits what it received

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The few point-to-point operations scale-out needs, over MPI_COMM_WORLD. Kept apart so that the
 // rest of scaleout compiles the same with and without MPI; without it, only init() is callable
 // and says so.

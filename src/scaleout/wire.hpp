@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What travels between ranks: a task (which workload, which partition, which configurations) as
 // JSON, and readings as raw doubles so they arrive bit for bit as measured.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `kareus` strategy: a search for what the planner composes, the per-clock
 // (time, dynamic energy) fronts (kareus/search/clock_fronts.hpp). Differences from the artifact's
 // MBO, each measured with bench/search_quality.cpp at the iteration level (docs/search.md):

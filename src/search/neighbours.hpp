@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which configurations are one step apart in the raw encoding, for the `kareus` strategy's local
 // moves along the frontier.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The measured points of a search in the shapes the model-based strategies need.
 #pragma once
 

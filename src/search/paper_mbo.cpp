@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The artifact's multi-pass MBO (paper Appendix C), with one change:
 // the initial sample is drawn from the seed, so runs are reproducible and resumable.
 #include "kareus/core/rng.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "roofline_prior.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A measurement-free prior of a partition configuration's time and energy, from datasheet figures
 // only (peak BF16 throughput, HBM bandwidth, collective bus-bandwidth ceiling, NCCL's default
 // channel count), so a user of a real GPU has it before measuring anything. It is deliberately

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every strategy shares: the measured set, the budget, cost accounting, progress reports
 // and the final result. Strategies only decide which ids to measure next.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One function per strategy; each decides what to measure and returns why it stopped.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The two model-free strategies: exhaustive (id order) and uniform random without replacement.
 #include <algorithm>
 

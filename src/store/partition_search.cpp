@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kareus/store/partition_search.hpp"
 
 #include <fmt/format.h>

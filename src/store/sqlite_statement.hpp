@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Thin RAII helpers over the SQLite C API for the store: every failing call becomes a
 // kareus::Error naming the database file and SQLite's reason.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "emulated_job.hpp"
 
 #include <dlfcn.h>

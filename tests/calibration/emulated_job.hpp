@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stand-in for a training job on machines without a GPU: it plays a schedule through the real
 // runtime (frequency controller, NVML clock backend, measurement record) on the fake NVML, and
 // each instruction "runs" on the emulator with a GPU file of its own (the real GPU's constants,

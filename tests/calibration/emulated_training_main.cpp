@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus-emulated-training: a stand-in training job for machines without a GPU (emulated_job.hpp).
 // It plays a schedule through the runtime on the fake NVML, the instructions running on the
 // emulator with the GPU file given as the "real" GPU, and writes the measurement records a real

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The user's loop end to end with the built programs, on the fake NVML: plan, record the plan's
 // run (the stand-in training job, kareus-emulated-training, on a GPU whose free constants differ
 // from the catalogue's), compare the plan with the records, calibrate, and plan again on the

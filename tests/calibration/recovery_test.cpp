@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Calibration against known constants: runs recorded through the runtime on the fake NVML, with
 // every instruction run by the emulator on a GPU whose free constants were changed (the "real"
 // GPU), are fitted starting from the catalogue; the changed constants must come back within their

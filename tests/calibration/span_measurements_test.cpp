@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What calibration refuses before it fits anything: records of another GPU model than the one
 // calibrated, of several models mixed, too few spans, spans at one clock only, spans whose end
 // was never reported. Each refusal names the file and the record.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Schedules for recording calibration runs in tests: sequential 1F1B with every instruction at one
 // clock, each instruction's prediction from the emulator on the workload's GPU.
 #pragma once

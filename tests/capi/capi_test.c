@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The C API from a C program (compiled as C11): planning, schedules, the frequency controller
  * and the energy monitor against the fake NVML. GoogleTest needs C++, so this program carries
  * its own CHECK macros; each test function returns 0 on success, and main reports each by name.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every field of the planner's request is reachable from the C API: each set away from its default
 // in kareus_plan_options shows in the request the plan ran (kareus_plan_request). The fields come
 // from PlanRequest::fields, so a field the request gains and the options lack fails here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bad-input corpus (tests/data/bad_inputs/cases.json): every subcommand and every file format
 // fed inputs a careless user or an attacker would give. Each case must exit 2 with one line on
 // stderr that names the file, field or value, print nothing on stdout, echo no control bytes, and

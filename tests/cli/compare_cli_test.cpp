@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus compare and kareus simulate --breakdown end to end: two plans' ledgers side by side, the
 // difference term by term, the parts adding up; bad references and folders refused with one line.
 #include <gtest/gtest.h>

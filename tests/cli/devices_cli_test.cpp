@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus devices against the fake NVML, and without a driver.
 #include <gtest/gtest.h>
 

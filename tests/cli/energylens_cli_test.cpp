@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus energylens end to end: the descriptor scale's intervals and close calls reach the
 // output, and rows the catalogues cannot describe are refused before anything is printed.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a newcomer types first: the shortest commands run, mistakes are answered in one line of
 // our own words with the nearest valid name, every flag is checked before any work, and the exit
 // code says whether the command or the machine needs fixing.

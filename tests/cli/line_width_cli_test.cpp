@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every command's normal output keeps its lines within kLineWidth columns (kareus/core/wrap.hpp):
 // one case per command a person reads on a terminal, named after the command.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus overlap end to end: the JSON contract, the sweep, and bad input.
 #include <gtest/gtest.h>
 

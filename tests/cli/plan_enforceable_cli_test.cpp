@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus plan --enforceable clocks: the exported schedule is the best one a clocks-only runtime
 // applies whole (no nanobatch execution, SM counts or launch slots).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `kareus plan --out` and `--export-artifact` as sets: a rerun leaves one run's files
 // (schedule.json and summary.json never from two runs), keeps files that are not the plan's, and a
 // refused output path costs no planning.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a person reads from `kareus plan`: the table's width and units, the progress lines a log
 // gets, and the profiling cost of a run whose measurements the store already had.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus report end to end: a plan's page opened in headless Chromium must render every chart
 // with one mark per data point and log nothing; bad plan directories are refused with one line.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareus run-schedule against the fake NVML: --device picks the GPU, and --gpu, its spelling
 // before the one vocabulary of docs/cli.md, still does for one release.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Names from files and devices reach the terminal escaped: a GPU name from NVML, kernel names from
 // a profile, a schedule's GPU and a scenario of an EnergyLens CSV holding ESC and OSC sequences,
 // a bell, a newline and a right-to-left override. Written raw, they would retitle or clear the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs the layering check of cmake/KareusModule.cmake on a fixture (tests/data/layering/<case>):
 #   cmake -DKAREUS_ROOT=<repo> -DFIXTURE=<case folder> -DMODULE=<name> [-DDEPS=<target>] -P this
 # The fixture stands in for the project: its src/<MODULE>/ and include/kareus/<MODULE>/ are scanned.

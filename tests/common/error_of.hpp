@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The message of the kareus::Error that `f` throws, or "" when it throws none.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs the built kareus binary in a test and captures exit code, stdout and stderr.
 #pragma once
 

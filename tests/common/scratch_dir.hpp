@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A folder of its own per test process (name + pid under the system temp folder), removed when
 // the process ends, for CLI tests that write files.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/data/runtime/two_stages.json: the two-stage schedule that the schedule and runtime tests
 // read.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Llama-3.2-3B workloads (PP2, microbatch 8, sequence 4096, 8 microbatches, full
 // recomputation) in TP8 and CP2+TP4 layouts.
 #pragma once

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks that every GoogleTest case ctest discovered keeps its measurement store in the build tree.
 
 Usage: check_test_environment.py BUILD_DIR. Reads `ctest --show-only=json-v1` and requires each

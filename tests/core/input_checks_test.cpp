@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The readers' exact checks: duplicate keys and columns, ints that would wrap, folders given as
 // files, byte-order marks, control bytes in messages, unknown fields.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OutputDir: a folder of outputs appears whole or not at all, a rerun replaces the previous set
 // but keeps what is not its own, and output paths are refused before any work.
 #include "kareus/core/output_set.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wrap(): lines within the width, broken at spaces, indents on the first and later lines.
 #include "kareus/core/wrap.hpp"
 

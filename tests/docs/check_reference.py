@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Keeps the repository a reference rather than a diary.
 
 Fails, naming file and line, when a tracked text file carries a history word: an issue number

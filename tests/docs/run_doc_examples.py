@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Runs the shell examples of README.md and docs/*.md that are marked runnable.
 
 A runnable example is a fenced block whose info string is `sh kareus-example`:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The baselines read the drain and the workload where the rows carry them (predictors.hpp).
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Training ranges: a candidate outside them is named with its value and the range, the model
 // file keeps them (and old files without them check nothing), and select does not call a pick
 // between extrapolated candidates when the bag's fits order them differently.

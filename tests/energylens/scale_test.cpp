@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The descriptor scale term: recovery of known exponents, transfer to an unseen model, and the
 // coverage of the prediction intervals, on rows generated with the catalogue's descriptors.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shape prior (fit.hpp, ShapePrior): its penalty and gradient, that it leaves a fit the
 // rows determine where the rows put it, and that it keeps a small sample's extrapolation in hand.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The workload's factor in the scale term, on the real ML.ENERGY data: a parallel configuration
 // held out is predicted better with it than with the same rows without their workload column.
 #include <gtest/gtest.h>

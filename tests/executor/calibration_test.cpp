@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The emulator against a real training run it was not fitted to: the Kareus authors' Perseus
 // frontier for Llama-3.2-3B TP8 PP2 on 16 x A100-SXM4-40GB (copied to tests/data/calibration
 // with its README): 5.113 s and 8 x 1945 J of dynamic energy with every instruction near

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The emulator against the published curves it is calibrated to, and its invariants.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GEMM the emulator's tests run: a product of the given shape, named "gemm".
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every kernel class on its own against public kernel-level measurements
 // (data/validation/kernel_figures.csv: GEMMs, FlashAttention forward and backward, memory-bound
 // streams, NCCL collectives, their power), each within 10 % on the GPU it was measured on.

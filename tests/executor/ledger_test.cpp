@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The energy ledger and the power model's properties: where a run's time and energy go adds up
 // to the run, overlap without stretch never costs energy, the power limit lowers the clock
 // instead of raising power, memory-bound kernels gain most from a lower clock, and repeated noisy

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The behaviours the Kareus paper measured on real A100s (§3, "Motivation figures" and
 // Theorem 1 in shared/reference/kareus-paper.md), as properties of the emulator.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Co-run interference: a compute kernel and a collective sharing one GPU, against the published
 // measurements the model is fitted to (docs/emulator.md lists them) and its invariants.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Behaviour on a real GPU: SM restriction of the collective, event-gated launch, and the
 // executor's protocol at the current clock. Skipped with a message where no CUDA device exists.
 #include <gmock/gmock.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // scripts/gpu-check.sh --dry-run: what the real-GPU check would run, without a GPU.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The configurations of the real-GPU check and the rank comparison it reports.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

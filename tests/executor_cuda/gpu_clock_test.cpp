@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The clock policy of the real-GPU executor against the scripted fake NVML: no clock call at
 // all without --allow-clock-control, locks and one reset with it.
 #include <gmock/gmock.h>

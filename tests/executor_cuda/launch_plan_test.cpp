@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The translation of partitions into CUDA launches keeps every kernel's FLOPs and bytes and the
 // chosen launch point; it needs no GPU.
 #include <gmock/gmock.h>

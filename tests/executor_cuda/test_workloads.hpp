@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Workloads the CUDA executor tests share: Llama 3.2 3B under TP and under CP + TP.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `kareus pipeline-solve` end to end: the built binary on the real Perseus A40 profile, and one bad
 // input per validation rule (exit 2, one line naming the file, line and column).
 #include <fmt/format.h>

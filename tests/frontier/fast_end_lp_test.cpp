@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fast end's LP (hull segments, start and finish columns) against DeadlineModel's
 // multiple-choice LP relaxation of the same problem: the same optimum at every deadline, durations
 // that meet it, and the solver's fast-end plans within their deadlines.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fast end of the pipeline frontier: at the fastest iteration time, the least energy any plan
 // reaches there. Min-cut steps on whole time units cannot see it (they round durations up), so
 // these DAGs are built to have slack at the fastest time: per-instruction options (every

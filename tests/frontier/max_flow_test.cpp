@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kareus/frontier/max_flow.hpp"
 
 #include <gtest/gtest.h>

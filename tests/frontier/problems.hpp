@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small pipeline problems and their brute-force answers, shared by the pipeline solver tests.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small random DVFS instances and an exhaustive solver to check the DP against.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Perseus stage profile reader's bounds: clocks are whole MHz, durations and energies within
 // the bounds of kareus/core/limits.hpp, and the instructions of its problem bounded.
 #include "kareus/frontier/stage_profile.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The window search (refine_in_windows) and the sub-MILP it solves per window
 // (DeadlineModel::optimum with movable nodes), against brute force on small DAGs.
 #include <fmt/format.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the build tree into a temporary DESTDIR/prefix and uses the result as a user would:
 # the installed CLI with the installed catalogue, a C program via pkg-config, a CMake project via
 # find_package(Kareus), and `import kareus` with Debian's python3. Nothing points back into the

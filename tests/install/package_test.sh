@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Debian package as a user installs it: `cpack -G DEB` builds it from the build tree, then
 # `dpkg -i` installs it, maintainer scripts included, into a throwaway root (an overlay of this
 # machine's root in a private mount namespace, the source and build trees hidden), where it checks

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # CLI contract of `kareus kernel-dvfs`: malformed inputs exit 2 with one clear line on stderr and
 # nothing on stdout; --json prints one document with the documented keys.
 set -u

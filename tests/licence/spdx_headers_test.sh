@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # scripts/spdx-headers.sh in a throwaway git repository: the line goes first, or after a `#!` line,
 # with the comment of the file's language; untracked files, data and the layering fixtures are
 # left alone; a second run changes nothing; --check fails while a file lacks the line.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kareus/partition/config_space.hpp"
 
 #include <gtest/gtest.h>

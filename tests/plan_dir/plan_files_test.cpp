@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plan directory: a plan run's files as written are the files read back, from a folder or held
 // in memory, and a reader names what is missing.
 #include <gtest/gtest.h>

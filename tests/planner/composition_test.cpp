@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Composition against direct emulation (Kareus §4.4): an instruction option composed from
 // per-partition measurements must predict what running the whole instruction with those
 // configurations gives, without the artifact's x1.15 fudge factor.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // --enforceable clocks: which clock-only method's selected point wins, ties included.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Export round trips: a frontier point's schedule written and read back by the runtime is the
 // same plan, and the artifact's Python files describe the same clocks and configurations.
 #include <fmt/format.h>

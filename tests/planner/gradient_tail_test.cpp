@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The data-parallel gradient reduction after the pipeline drains: every stage reduces its own
 // gradients at once, so the iteration waits for the slowest stage and every GPU pays its share.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hand-made MethodResults: frontiers given as (time s, energy J) points, for the selection and
 // metric rules, which only look at the frontier.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every frontier point's ledger (planner/ledger.hpp) replays the plan on the noise-free emulator:
 // its parts add up to the point the planner reports, for every method, and its time parts to the
 // GPUs' time.

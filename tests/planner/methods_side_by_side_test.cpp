@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plan() solves the methods' pipeline frontiers side by side; each method's result must be what
 // planning that method alone gives, and progress must still report the methods done in order.
 #include <gtest/gtest.h>

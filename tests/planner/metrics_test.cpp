@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The paper's metrics (Kareus §6; docs/plan.md, "Metrics") on hand-made frontiers.
 #include <gtest/gtest.h>
 

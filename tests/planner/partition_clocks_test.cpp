@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Partition clock granularity: options that change clock between the steps of an instruction,
 // checked against the instruction-granularity options they extend and against direct emulation.
 #include "kareus/planner/partition_clocks.hpp"

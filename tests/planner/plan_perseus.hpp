@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The selection tests' plan: perseus alone (fast, no partition search) at a 1 ms solver unit,
 // with the selection plan() polishes for.
 #pragma once

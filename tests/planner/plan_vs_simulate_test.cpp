@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Planned and simulated iterations agree: the planner puts every P2P transfer between stages on
 // the pipeline DAG, as `kareus simulate` does, so a plan's time is what the emulator runs.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Readings pooled across clocks (kareus/planner/pooled_readings.hpp), on synthetic shape-by-clock
 // grids whose truth is known: untouched without noise, the additive fit's closed-form error under
 // noise alone, readings kept where interactions dwarf the noise, and a lucky reading no longer

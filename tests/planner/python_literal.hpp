@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads the Python literals of the Kareus artifact's plan files: lists, tuples, quoted strings,
 // integers and None, with `#` comments. Hand-written because the only alternative is embedding
 // a Python interpreter in a C++ test; this is the subset ast.literal_eval would accept there.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The realised frontier (kareus/planner/realised.hpp): each plan re-run at its options' true
 // values. Without noise that is the frontier itself; with noise the reported frontier is
 // optimistic (the composition picks lucky readings) and the realised one is not better than what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The composition skips a clock at which any key has no measured point, so the
 // `kareus` search must represent every clock the exhaustive iteration frontier uses.
 #include <gtest/gtest.h>

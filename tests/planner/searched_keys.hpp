@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every partition key of a workload searched on the emulator with one strategy: the input the
 // composition and partition-clock tests build instruction options from.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plan() polishes the plan its options' selection will pick (frontier::polish_within): the selected
 // point must meet the rule and be at least as good as the one the unpolished frontier gives, and
 // the selection's schedule must be that plan.

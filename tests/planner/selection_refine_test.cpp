@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A deadline selection with milp_nodes (Selection::milp_nodes): after the polish, the plan the
 // deadline picks is refined by CBC and replaced when that costs the job less. The refined plan
 // must meet the deadline, never cost more than the polished one, be the plan the schedule replays,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Selection rules (deadline, energy budget, max throughput) and the artifact's 10-point sampling.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The keys of a `kareus` plan share the model-guided picks (search/shared_picks.hpp):
 // under full recomputation the forward keys, whose fronts two instructions consume, draw the
 // backward keys' share, and the plan stays within half of what `paper` would measure.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures: the test data, and the fake NVML's setter log of each test."""
 
 import json

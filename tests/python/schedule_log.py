@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What a schedule must leave in the fake NVML's log, read from the schedule's JSON document with
 the json module rather than through kareus, so the expectations share no code with what they
 test. `document` is the parsed JSON (json.load of a file, or json.loads of Schedule.to_json())."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Megatron-style examples of docs/python.md, run as written on two ranks (gloo, the fake
 NVML): each block marked `<!-- docs-test: NAME -->` is extracted and launched with the torchrun
 command the page gives."""

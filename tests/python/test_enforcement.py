@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What kareus.torch checks before touching a clock, how it maps devices, and how it refuses what
 it cannot apply: job shape and GPU model, CUDA_VISIBLE_DEVICES (indices, permutations, UUIDs),
 ignored signals, queued clocks at a normal block end, whole-stage reentrant checkpointing,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """kareus (the pybind11 module): planning, schedules, the frequency controller and the energy
 monitor, the latter two against the fake NVML (tests/nvml/fake_nvml)."""
 

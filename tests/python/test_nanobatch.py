@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """kareus.nanobatch on two CPU ranks over gloo: the TP layers equal one unsplit layer, nanobatch
 execution equals plain execution forward and backward (with and without full recomputation),
 collectives are launched at the scheduled slots in partition order, communicators are grouped

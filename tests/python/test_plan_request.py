@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every field of the planner's request is reachable from kareus.plan(): each argument set away
 from its default shows in the request the plan ran (PlanResult.request). The fields come from the
 library (kareus.PLAN_REQUEST_FIELDS), so a field the request gains and plan() lacks fails here."""

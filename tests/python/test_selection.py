@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """One selection everywhere: `kareus plan --deadline/--energy-budget [--milp-nodes]`, the C API's
 kareus_plan_select[_refined] (through ctypes, on libkareus.so) and Python's select give the same
 polished (and refined) plan for the same request, whichever front end and whether the selection

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """kareus.torch: a small model trained for a few iterations as a pipeline stage under a schedule
 leaves exactly the schedule's clock changes in the fake NVML's log, then one reset; the reset also
 comes after an exception in the loop or a loop that diverges from the schedule."""

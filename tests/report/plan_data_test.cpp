@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The report's data against the plan directory it reads: `kareus plan --out` writes a plan, and
 // every figure `plan_page_data` hands the page must be the one in the files (frontiers, the
 // selection and its bound, per-method counts, provenance sums, the timeline of the schedule, the

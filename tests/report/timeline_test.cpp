@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The report's timeline re-runs a schedule on the emulator: it must take as long as the plan said
 // and respect the 1F1B dependencies it draws.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A child process with its stdout on a pipe, for tests that must kill or signal the process that
 // holds a clock (the frequency controller, a kareusd client, kareusd itself).
 #pragma once

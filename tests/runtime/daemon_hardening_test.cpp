@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareusd under clients that misbehave, users who may not use it, and a state file or socket path
 // that is not what it should be. Every wait is bounded, so a daemon that hangs fails the test.
 #include <sys/resource.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareusd as its own process, as in production, against the fake NVML: the fixture and helpers
 // the daemon tests share.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The request line parser on its own: what it accepts, and that each refusal names the field.
 // The daemon's own checks (who registered a GPU, its clocks) are in daemon_test.cpp.
 #include "kareus/runtime/daemon_request.hpp"

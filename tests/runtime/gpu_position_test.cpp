@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Clocks at the GPU's position: the host launches a whole iteration ahead of a simulated GPU, as
 // CUDA lets it, and each instruction must still run at its own clock.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checks before the first clock change (job shape, GPU model), CUDA -> NVML device mapping and
 // partition-granularity clocks, against the fake NVML.
 #include "kareus/runtime/job_check.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A kareusd connection for tests that must misbehave (bad bytes, never reading, stalling) or must
 // not hang when the daemon does: every wait is bounded, unlike DaemonClient's.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The measurement record as the frequency controller writes it on the fake NVML: every span, every
 // applied clock change and every iteration as one line; a file with a record is never appended
 // to; a killed job leaves every line it finished.

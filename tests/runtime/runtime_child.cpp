@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A process the runtime tests start and then signal or kill, so that they can check what happens
 // to the clocks it held. Prints "ready" once its clock is applied.
 //   runtime_child controller <schedule> <stage> signal|exit|chained|nohup

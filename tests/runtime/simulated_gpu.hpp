@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A GPU's work queue in software, for the stream-position tests: the host enqueues kernels (a
 // duration and a function the "GPU" calls halfway through) and markers without waiting, and one
 // thread runs them in order, from when start() is called, as a CUDA stream runs its work behind

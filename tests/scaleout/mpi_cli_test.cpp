@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `kareus plan` and `kareus search` under mpirun give what one process gives, keep what a killed
 // job measured, and plan a sweep of workloads in one job.
 #include <gtest/gtest.h>

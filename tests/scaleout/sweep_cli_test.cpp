@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `kareus plan` over several workloads in one process: one folder of outputs per workload, the
 // same as separate runs; what a sweep cannot mean is refused before anything is written.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // schedule.json's stage header: written before the instructions, derived from them (clock
 // changes, time at each clock), and ignored by the reader, so files without it still load.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The measurement protocol and the emulator executor.
 #include "kareus/executor/executor.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Noise estimates, open front decisions and the confidence figure, on closed forms; and the
 // `kareus` strategy's repeats on a problem whose repeats are independent samples.
 #include "kareus/search/front_confidence.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The partition problem on the emulator, and the strategies on it.
 #include "kareus/search/partition_problem.hpp"
 

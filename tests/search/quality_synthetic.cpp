@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Quality comparison of the strategies on synthetic partition-like problems (not a test: it prints
 // a markdown table). Per shape, medians over five seeds of the number of measurements and of the
 // hypervolume of the measured points as a fraction of the exhaustive frontier's. The issue's

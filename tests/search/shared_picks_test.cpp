@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The keys of a plan share the `kareus` strategy's model-guided picks (shared_picks.hpp).
 #include "kareus/search/shared_picks.hpp"
 

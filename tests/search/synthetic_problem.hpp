@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A synthetic partition-like problem for search and store tests; closed forms only, no GPU.
 // It has the structure of a real partition's space: A100 clocks 900..1410 MHz step 30 x comm SM
 // counts 3..30 step 3 x launch slots, with time = max(compute, slot offset + comm) and

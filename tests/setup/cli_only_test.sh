@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `scripts/setup.sh --cli` (make demo) installs no package that only the tests, the benchmarks,
 # the Python bindings, scale-out, the sanitizers or `make format` use, and everything it installs
 # `make test` installs too. The tree it configures (KAREUS_BUILD_TESTS=OFF) looks for none of

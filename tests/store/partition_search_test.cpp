@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // search_partition: the planner's entry point, through the measurement store.
 #include "kareus/store/partition_search.hpp"
 

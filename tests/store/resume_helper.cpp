@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs one search on a synthetic problem through the measurement store, slowly, so that a test can
 // kill it mid-run. Usage:
 //   store_resume_helper DB STRATEGY SEED DELAY_MS LOG OUT

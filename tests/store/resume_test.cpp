@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A search killed with SIGKILL and run again ends exactly where an uninterrupted run ends, and
 // never measures a stored configuration again.
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bounds a workload is held to before anything is built for it (kareus/core/limits.hpp).
 #include <gtest/gtest.h>
 

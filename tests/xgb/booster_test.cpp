@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The XGBoost wrapper on its own: what it hands XGBoost arrives (a closed-form fit), its matrices
 // hold the rows asked for, and every failure, in the wrapper's checks or inside XGBoost, is a
 // kareus::Error that names it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fits a GPU file's free constants (free_constants.hpp) to measurements with Ceres, a nonlinear
 // least-squares solver, on log(predicted / measured) of every time and energy, each constant kept
 // inside its physical bounds. Before fitting, the measurements' sensitivity to each constant is

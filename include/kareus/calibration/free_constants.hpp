@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The constants of a GPU file that calibration may change: those its sources say were fitted or
 // chosen (or derived from a ratio) rather than published or measured directly, each with the
 // range physics allows it.

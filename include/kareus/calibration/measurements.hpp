@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a GPU's emulator is fitted to: measured spans it can predict, in groups that
 // cross-validation holds out whole. Two kinds: measurement records of the runtime (every
 // instruction span whose end the training loop reported), and published frontiers of whole

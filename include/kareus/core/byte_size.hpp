@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sizes written the way people write them: "67108864", "6.4e7", "64MiB", "64 MB", "1GiB".
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CSV reading with precise errors: every value knows its file, line and column, so a bad cell is
 // reported as "file:line: column 'x' = 'v': what is allowed".
 #pragma once

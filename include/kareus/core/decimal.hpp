@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Numbers as users and spreadsheets write them. strtod also reads hexadecimal floats (0x1p-3),
 // inf, nan and leading blanks, and follows the C locale's decimal separator; a CSV cell or a flag
 // that is one of those is a mistake to refuse, not a number to use.

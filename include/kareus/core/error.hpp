@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one error type of Kareus. Its message is meant for a user to act on: what was wrong, where
 // (file, line, field) and what is allowed. Its kind says who can fix it, and is set where the error
 // happens; each front end maps kinds once: the CLI prints the message on one line and exits with

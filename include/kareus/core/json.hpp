@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON loading with precise errors. A JsonValue remembers the file it came from and its JSON
 // pointer, so a missing or wrongly typed field is reported as "file: /path/to/field ...".
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bounds on what an input may ask for: one per quantity, each checked before the work or the
 // memory it would cost, each far beyond any real job. docs/hardening.md lists them with the
 // commands and files they apply to.

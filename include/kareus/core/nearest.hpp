@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The nearest valid name to one a person typed, for "did you mean ...?" in messages about unknown
 // flags, commands, models and GPUs.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Outputs written as a set. A command that writes several files into one folder (plan --out,
 // --export-artifact) stages them in a hidden sibling folder and renames that into place as a
 // whole, so a failed or interrupted rerun never leaves schedule.json and summary.json from two

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where Kareus finds its catalogue (GPU specs, model configs, workloads) and other shared files.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text from a file or a device made safe to show on a terminal. A GPU name, a kernel name or a
 // scenario can hold any bytes; written raw, ESC and OSC sequences would drive the user's terminal
 // and bidirectional overrides would make a value read backwards.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Progress reporting on stderr: a line redrawn in place on a terminal (count, rate, ETA), a line
 // per quarter otherwise, then one line saying what was done; nothing when quiet. stdout stays clean
 // for tables and --json documents.

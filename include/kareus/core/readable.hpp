@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Quantities as a person reads them: a unit scaled so the number has a few digits (512 kJ,
 // 1.37 MJ, 4.2 min), for tables and progress lines. Files and --json keep SI base units.
 #pragma once

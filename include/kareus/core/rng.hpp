@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Deterministic random numbers from an explicit seed. Every random choice in Kareus comes from an
 // Rng built from a seed in some options struct; there is no global generator.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plain-text tables for terminal output: right-aligned numbers, left-aligned text, every cell
 // escaped by printable() (kareus/core/printable.hpp).
 #pragma once

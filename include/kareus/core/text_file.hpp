@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading an input file whole, with the messages a user needs when it is not one: a folder, a
 // missing or unreadable path. Every reader of JSON and CSV goes through here.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Strong unit types. Time, energy, power and clock never cross a module boundary as a bare
 // double, so a seconds-for-milliseconds or watts-for-joules mix-up fails to compile.
 #pragma once

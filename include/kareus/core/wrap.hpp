@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text folded to a terminal's width: the CLI keeps every line of its normal output within
 // kLineWidth columns, wrapping prose and long table cells at spaces.
 #pragma once

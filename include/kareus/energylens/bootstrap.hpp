@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bootstrap over the fitting rows: the fit repeated on B resamples (with replacement, seeded)
 // gives the parameters' own uncertainty, which the log-normal intervals of fit.hpp leave out.
 #pragma once

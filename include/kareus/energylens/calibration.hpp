@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Out-of-bag calibration of a bagged model's intervals.
 //
 // A bag's replicates are fits to bootstrap resamples; each training row is left out of about a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The EnergyLens closed form (Palladino et al., arXiv 2605.10556, Eq. 4):
 //   E = a_p * in  / (batch^b_p + e_p) * TP^g1p * PP^g2p      (prefill)
 //     + a_d * out / (batch^b_d + e_d) * TP^g1d * PP^g2d      (decode)

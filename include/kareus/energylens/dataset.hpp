@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The canonical EnergyLens CSV: one row per measured (or candidate) serving configuration.
 // Required columns: scenario,tp,pp,batch,output_tokens,energy_j. Optional: dp,input_tokens,model,
 // gpu,workload,time_s,power_w,run_s,gpus_metered,max_output_tokens,requests,max_model_len. Energy,

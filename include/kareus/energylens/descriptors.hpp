@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the scale term of the energy model knows about a row's model and GPU: descriptors read
 // from the model's Hugging Face config.json (data/models/) and the GPU catalogue (data/gpus/),
 // so that a (model, GPU) pair never measured is still predicted from what it is, not from an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which candidate configurations to measure: a greedy D-optimal design on the fit's own parameters.
 //
 // The fit (fit.hpp) learns the closed form's free parameters and one log multiplier per scale

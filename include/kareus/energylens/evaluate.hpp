@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The evaluation protocol: random train/test splits over seeds, a sample-efficiency curve, a
 // batch-size extrapolation test, and leave-one-model-out / leave-one-GPU-out transfer, for
 // EnergyLens and every baseline on the same splits.

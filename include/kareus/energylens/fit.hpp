@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fitting the closed form with L-BFGS-B (LBFGSpp) from a few dozen measured rows.
 //
 // Different models and GPUs differ in energy by orders of magnitude, which the closed form (no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Converters from public measurement datasets to the canonical EnergyLens CSV. Each keeps every
 // input row (a row it cannot convert is an error, never skipped) and states in `notes` what it
 // derived and how the prefill term is handled, since neither dataset reports input tokens.

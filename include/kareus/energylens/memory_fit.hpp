@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether a candidate inference configuration can be served at all, and how many requests at once:
 // the BF16 weights one GPU holds, and the KV cache the rest of the memory an inference server lets
 // itself use can hold, after vLLM (the engine of the shipped datasets). select never picks a

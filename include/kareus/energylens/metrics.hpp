@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Accuracy measures of an energy predictor on held-out rows (definitions in docs/energylens.md).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A fitted EnergyLens model and what it predicts: the closed form's parameters (closed_form.hpp),
 // each training scale group's multiplier and the scale term that explains them (scale_model.hpp),
 // the bag of fits whose median is the prediction, and the interval around it. fit.hpp fits one;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Everything the evaluation compares: EnergyLens and the baselines (random forest and gradient
 // boosting through XGBoost's C API, a per-batch linear model, and latency-proxy selection).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The span of each numeric input over a model's training rows, and the inputs of a candidate
 // that lie outside it: there the closed form's terms are extrapolated, and a term the training
 // rows barely exercised (a decode exponent fitted on small batches, say) decides the prediction.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Does symbolic regression recover the hand-written closed form? The closed form (closed_form.hpp;
 // with descriptors, times the descriptor scale term) is fitted to the same rows, with the same
 // per-group multipliers as discovery, and compared with each member of the Pareto front by fit

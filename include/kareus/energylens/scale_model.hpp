@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scale term as a random-effects regression. Each training group's log multiplier
 // (from the closed-form fit) is regressed on the group's descriptor logarithms (ridge on the
 // slopes, free intercept); what the descriptors leave unexplained is a group effect, shrunk

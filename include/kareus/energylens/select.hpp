@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Configuration selection: rank a scenario's candidate configurations by predicted energy and
 // set the energy-optimal choice beside the latency-optimal one.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Symbolic regression by genetic programming over expression trees (+, -, *, /, pow, log,
 // constants and the row's variables), to discover a closed form from measurements. Fitness is
 // the mean squared relative error, with each scale group's multiplier solved in closed form (as

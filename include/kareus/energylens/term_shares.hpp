@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which terms of the closed form carry a fit's energy on a set of rows, and so which of its shape
 // parameters those rows pin down: a term fitted to next to nothing leaves its exponents and
 // offset free, and their values (and bootstrap intervals) then mean nothing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The real-GPU executor: runs a partition's compute kernels with the workload's shapes on one
 // CUDA stream and its collective as a copy loop on N SMs on another, launched after the chosen
 // slot through an event (see cuda_launch_plan.hpp), and measures each configuration with the

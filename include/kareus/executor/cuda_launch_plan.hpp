@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the CUDA executor launches for one run of a partition (docs/validation.md, "What the CUDA
 // executor runs"): each compute kernel as cuBLAS matrix products or a memory-bound elementwise
 // kernel with the workload's shapes, and the collective as a copy loop of the bytes one GPU moves

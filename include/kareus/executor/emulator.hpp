@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A GPU emulator: runs a compute stream and, optionally, one collective on a second stream that
 // holds a given number of SMs, at a locked SM clock or under the default (power-limited)
 // governor, and returns wall time and energy, split into where the energy went.

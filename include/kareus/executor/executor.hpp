@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Executors measure configurations of one partition: the emulator (default) or, later, real GPUs.
 // The interface takes a batch so that an executor can order it to change the clock as rarely as
 // possible (each change costs a settle time) and amortise the start-up of its worker processes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The real-GPU check (docs/validation.md): every partition key of a small workload, run for a
 // few SM counts and launch slots at one clock on a GPU and on the emulator, and whether both
 // rank each key's configurations the same way. The plan and the comparison are plain C++ so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The SM clock a real-GPU executor measures at. Kareus changes a GPU's clock only when the user
 // allows it explicitly (--allow-clock-control); otherwise the clock axis of the search is one
 // value, the clock the GPU runs at under load, and every report says that it was not controlled.

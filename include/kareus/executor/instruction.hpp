@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running one pipeline instruction (a stage's forward or backward of one microbatch) on the
 // emulator, sequentially or as a chain of nanobatch partitions with per-key configurations.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One training iteration on the emulator: every pipeline instruction's kernels, the 1F1B DAG's
 // longest path (with activation transfers between stages), the data-parallel gradient
 // reduction and the optimizer step, and the energy of every GPU of the job.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Public kernel-level measurements (data/validation/kernel_figures.csv) beside what the emulator
 // gives for the same kernel, shape and clock: the check that every kernel class is right on its
 // own before anything is composed from it.

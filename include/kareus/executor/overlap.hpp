@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel-pair what-if behind `kareus overlap`: one compute kernel and one collective on the
 // same GPU, alone, back to back and overlapped (launched together, the collective on a given
 // number of SMs), with the time, power and energy of each.

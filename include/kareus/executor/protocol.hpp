@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The thermally stable measurement protocol (Kareus §5) as an explicit object:
 // lock the clock and let it settle, calibrate the iteration time, cool down, warm up, then
 // measure over a fixed window with the cumulative energy counter. Per-GPU energy is the job's

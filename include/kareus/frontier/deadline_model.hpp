@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // "Least energy within deadline T" over a pipeline DAG's discrete options, as a mixed-integer
 // program: x[v][i] = 1 when instruction v runs option i (one per instruction), s[v] its start,
 // M the iteration time; s[w] >= s[v] + sum_i t_i x[v][i] (+ the transfer between stages) along

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A plan within a deadline refined by exact sub-MILPs (a large-neighbourhood search, "fix and
 // optimise"): windows of instructions that run at about the same time are freed one at a time,
 // everything else keeps its option, and CBC solves the exact "least energy within the deadline"

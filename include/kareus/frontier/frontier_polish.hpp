@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Polishing pipeline plans within a deadline. The min-cut steps price each instruction's duration
 // on the lower convex hull of its options and map each step to the one measured option at that
 // duration. Where the measured options are not convex (noisy energies, an option well above the

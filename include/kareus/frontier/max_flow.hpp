@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Minimum s-t cut of a flow network whose edges have lower and upper bounds, as the
 // Phillips-Dessouky step of the pipeline solver needs it (lower bound = what lengthening an
 // instruction saves, upper = what shortening it costs). Dinic's algorithm on integer capacities,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pareto sets over (time, energy): both are minimised. Points carry two indices instead of a
 // configuration, so sets compose cheaply: a partition's frontier tags each point with the caller's
 // configuration index, a Minkowski sum records the indices of the two points it added, and a chosen

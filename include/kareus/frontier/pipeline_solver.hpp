@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Iteration time-energy frontier of a pipeline DAG, Perseus style: every instruction runs one of
 // its measured options (a clock); iteration time is the longest path (with a fixed transfer delay
 // on every edge between stages, when the problem has one); iteration energy is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-stage instruction profiles in the Perseus format (`stage,instruction,frequency,time,energy`:
 // one row per stage x forward/backward x SM clock, time in s and energy in J of one instruction on
 // one GPU), and the pipeline problem they define under synchronous 1F1B.

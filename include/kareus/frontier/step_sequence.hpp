@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Minimum-energy choice of one option per step under a total-time budget: a multiple-choice
 // knapsack solved exactly by dynamic programming over quantised time, optionally with a cost for
 // every clock switch between consecutive steps. The steps are generic (kernels, phases, passes or

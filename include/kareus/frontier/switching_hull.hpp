@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lower convex hull of (time, energy) over every choice of one option per step of a sequence
 // when each change of clock between consecutive steps costs a stall: what a sequence of steps can
 // trade between time and energy once clock switches are paid for. The planner uses it for

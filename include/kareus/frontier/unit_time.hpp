@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pipeline solver's time unit as a front end's user typed it.
 #pragma once
 

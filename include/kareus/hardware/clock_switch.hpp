@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How long a locked-clock change takes to settle on a GPU, for every model that charges it: the
 // per-kernel DVFS stall model and partition-granularity clocks in Kareus plans.
 #pragma once

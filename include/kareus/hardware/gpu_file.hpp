@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A GPU file as a document: a catalogue file (data/gpus/<name>.json) or a calibrated one
 // (`kareus calibrate`), for tools that read its constants one by one, replace some and build the
 // GpuSpec of the result. Calibrated files live wherever the user keeps them; the user's catalogue,

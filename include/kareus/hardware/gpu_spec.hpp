@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU catalogue: one JSON file per GPU type in data/gpus/, every number with its source.
 #pragma once
 

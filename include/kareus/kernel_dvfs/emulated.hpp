@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernel sequences priced by the GPU emulator: a model's transformer layers from the workload
 // model, or a profiler trace recorded at one clock and scaled to the others per kernel kind.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A kernel sequence with each kernel's time and energy at every allowed clock: the input of
 // per-kernel DVFS, whether it comes from a measured CSV, a scaled profiler trace or the emulator.
 #pragma once

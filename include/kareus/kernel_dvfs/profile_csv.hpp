@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Measured per-kernel profile in CSV: one row per (kernel, clock).
 //
 //   kernel,clock_mhz,time_s,energy_j[,pass]

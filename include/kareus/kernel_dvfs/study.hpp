@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-kernel DVFS study of one kernel sequence: for each slowdown bound, the kernel-level plan
 // (realisable with switch costs, and ideal as in Spaan et al.), against the max-clock, default
 // governor and one-clock-per-pass baselines on the same data.

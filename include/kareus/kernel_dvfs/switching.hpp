@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Clock-switch latency L(from, to) for a clock table: the published default
 // (kDefaultSwitchLatency, hardware/clock_switch.hpp), a single configured value, or a measured
 // matrix in CSV.

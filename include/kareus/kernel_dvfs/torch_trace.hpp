@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU kernels of a PyTorch profiler trace (torch.profiler export_chrome_trace: Chrome trace JSON,
 // `traceEvents` with complete events "ph":"X", "ts" and "dur" in microseconds). Kernel events have
 // "cat":"kernel". A kernel's pass comes from the enclosing "gpu_user_annotation" range whose name

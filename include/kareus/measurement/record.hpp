@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The measurement record: what the runtime measured while it played a schedule, next to what the
 // schedule predicted for the same spans. One JSON Lines file per rank, append-only: a header line,
 // then one line per instruction, per applied clock change and per iteration, written whole with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVML, loaded at run time with dlopen so that Kareus builds and runs without the NVIDIA driver.
 // Only the commands that touch a GPU open it; without a driver they fail with one Error line.
 #pragma once

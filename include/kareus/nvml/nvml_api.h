@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The part of the NVML C API that Kareus uses, declared here because nvml.h is not installed on
 // machines without the CUDA toolkit. Names, signatures and return codes are those of NVIDIA's
 // public nvml.h (NVML API reference, "Device Queries", "Device Commands", "Error reporting").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The configuration space of one partition key (Kareus §4.1, Appendix C): SM clock x SMs
 // of the communication kernel x launch slot. Every configuration has a stable integer id and a
 // text form such as "norm_0/12sm@1230MHz" that the measurement store is keyed by.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Partitioned overlap execution (Kareus §4.1): a microbatch is split into two
 // nanobatches; each partition runs one nanobatch's compute segment while the other
 // nanobatch's previous collective runs beside it, with no data dependency between them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plan directory: the files `kareus plan --out` writes and `kareus report` and `kareus compare`
 // read (docs/plan.md lists them). This module alone knows their names and formats: plan_write.hpp
 // makes them from a plan run, and PlanFiles holds them in memory, so a reader works alike on a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A plan run's files, as the plan directory holds them (plan_files.hpp): frontier_<method>.csv per
 // method, schedule.json, summary.json and partitions.json.
 #pragma once

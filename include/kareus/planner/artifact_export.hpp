@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plans in the Kareus artifact's Python format (docs/plan.md), so that its runtime can run
 // them: freqs_pipeline_%05d.py (per stage, (instruction, MHz) in 1F1B order) and
 // scheds_pipeline_%05d.py (per stage, the partition configurations of each instruction).

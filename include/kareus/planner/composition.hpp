@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Instruction options (Kareus §4.4): for every pipeline instruction type (stage, direction), the
 // Pareto set of (time, dynamic energy) over its execution choices — one SM clock per
 // instruction, and under nanobatch overlap one configuration per partition key.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a plan's energy and time go: every frontier point replayed on the noise-free emulator,
 // each pipeline instruction as its chosen option runs it, with the work outside the instructions
 // and the waits the 1F1B schedule leaves (emulator::JobLedger). Two plans' ledgers side by side

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Clock granularity inside Kareus plans (beyond the paper). At instruction granularity
 // (the paper) an instruction runs at one SM clock. At partition granularity a nanobatch option
 // may run each step of the instruction (a partition, or the embedding / output-and-loss block

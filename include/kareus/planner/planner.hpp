@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Planning a training job: per method, the iteration time-energy frontier over the 1F1B
 // pipeline, from per-instruction options and the Perseus-style pipeline solver; selection of a
 // plan by deadline, energy budget or maximum throughput; the paper's metrics.

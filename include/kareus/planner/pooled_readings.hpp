@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Readings pooled across clocks before composition. Under measurement noise the composition keeps,
 // at every clock, the configurations whose readings were lucky. A shape's (launch slot, SM count)
 // time and energy move with the clock much like every other shape's, so its readings at other

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the planner reports while it works, as counts rather than text, so each front end decides
 // how to show it: a redrawn line on a terminal, a few summary lines in a log, nothing when quiet.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a plan composed from noisy readings delivers. The planner composes instruction options from
 // the readings a search took, so under measurement noise it picks the configurations whose
 // readings were lucky; the frontier it reports is then optimistic. The realised frontier values

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One checked planning request: what a front end (the CLI, Python, the C API) gathers from its
 // user, validated here and nowhere else, then turned into PlanOptions. Each front end only
 // translates its flags or arguments into a PlanRequest and says how it spells each field, so that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One plan run, whichever front end asks: a checked request and a workload in; the planner's
 // result, the plan selected for the runtime, its schedule and the summary out. `kareus plan`, the
 // C API and Python call run() and only translate their input to a PlanRequest and the outcome to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Choosing a plan on the planner's result: the selection rules (deadline, energy budget, maximum
 // throughput), the polish and MILP refinement a selection's plan gets, and the choice of a method a
 // runtime can enforce. A selection reads the result and returns a SelectedPlan; it never changes

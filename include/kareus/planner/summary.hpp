@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JSON form of a plan, one for every front end: `kareus plan` writes it as summary.json and
 // prints it with --json, Python returns it from PlanResult.to_dict(). docs/plan.md lists the
 // fields.

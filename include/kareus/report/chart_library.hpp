@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The charting libraries a report page inlines (Vega, Vega-Lite, vega-embed; BSD-3-Clause), read
 // from the npm packages scripts/setup.sh installs, so that the page opens without a network.
 #pragma once

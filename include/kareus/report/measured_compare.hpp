@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `kareus compare --plan DIR --measured FILE...`: a plan against what the runtime measured while
 // it played the plan's schedule (measurement records, one per rank, docs/measurement-format.md):
 // per stage and instruction kind, per iteration for the whole job, and where the difference

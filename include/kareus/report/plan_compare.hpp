@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `kareus compare`: two plans of a plan directory (or of two directories of the same workload)
 // side by side, their iteration time and energy split term by term from the ledgers summary.json
 // carries, so that the difference between them says where it comes from.

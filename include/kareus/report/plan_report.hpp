@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `kareus report --plan DIR`: one self-contained HTML page from the files `kareus plan --out`
 // writes — the methods' frontiers with the selected plan, the savings table, the schedule as a
 // pipeline timeline, the partition choices and the provenance. docs/report.md.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chosen schedule as it runs: every instruction of every stage re-run on the emulator with
 // its clock and partition configurations, placed as early as the 1F1B order and the activation
 // transfers between stages allow, so that the waiting between instructions shows.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the frequency controller sends its clock changes: NVML in this process (needs root), or
 // kareusd, the privileged clock daemon (src/runtime/daemon_client.cpp). One GPU per backend.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kareusd, the clock daemon: holds privileged NVML access so that training processes need no root.
 // Clients connect to a Unix stream socket and speak JSON lines (docs/runtime.md): register GPUs,
 // set and reset their SM clock, read energy. Only root, the daemon's own user and members of the

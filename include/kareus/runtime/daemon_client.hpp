@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A connection to kareusd (docs/runtime.md). Each call is one request and its response; a failed
 // request throws Error with the daemon's message.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One kareusd request line, parsed and checked against what needs no daemon state: the JSON, the
 // op, the field types and that every GPU index exists on this machine. What does need it (who
 // registered a GPU, which clocks it supports) is the daemon's (daemon.hpp). Pure, so that fuzz/

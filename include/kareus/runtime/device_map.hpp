@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA device index -> NVML device index. CUDA numbers only the devices CUDA_VISIBLE_DEVICES
 // lists, in its order (Slurm and Kubernetes set it per job, often as GPU UUIDs), while NVML
 // numbers every device of the machine, so a rank's `cuda:1` may be NVML device 5.

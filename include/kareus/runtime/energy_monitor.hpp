@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Named measurement windows over GPU time and energy, after Zeus's ZeusMonitor: begin_window()
 // and end_window() may nest or overlap. Energy comes from NVML's cumulative counter; a GPU whose
 // counter is unsupported (pre-Volta) is measured by integrating sampled power instead.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Applies a schedule's per-instruction SM clocks during training. The training loop calls
 // on_instruction_begin() before each forward/backward; the call checks it against the schedule's
 // order and hands the clock to a worker thread, so the loop never waits on NVML or kareusd. With

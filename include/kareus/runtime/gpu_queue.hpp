@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the GPU is in the work the host has queued for it. CUDA runs kernels asynchronously: the
 // host launches instructions ahead of the GPU, so a clock set when the host reaches an
 // instruction can land during an earlier one. The frequency controller therefore enqueues a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checks made before the first clock change: does the schedule fit the job that is about to run
 // it (parallel sizes, model, recompute mode, microbatches, pipeline size, one rank per GPU) and
 // the GPU it runs on? A mismatch found only at the end of an iteration would already have

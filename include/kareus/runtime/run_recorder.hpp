@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes the measurement record of one rank (measurement/record.hpp, docs/measurement-format.md)
 // while the frequency controller plays its stage: at each instruction boundary the GPU's energy
 // counter and SM clock are read from NVML, and every finished span is appended as one line with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How many processes the launcher (mpirun, srun) started, read from the environment it sets, so a
 // build without MPI can refuse a multi-rank launch instead of running N copies that race.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One kareus process among the ranks of an MPI job (mpirun, srun). Rank 0 is the coordinator: it
 // runs the single-process search and planner unchanged, owns the measurement store, and hands
 // each batch of configurations to a DispatchExecutor that spreads it over every rank. The other

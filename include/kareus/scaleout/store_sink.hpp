@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The coordinator's MeasuredSink: commits the pieces of an unfinished batch to the measurement
 // store under the scope the search itself uses, so that the rerun reuses them.
 #pragma once

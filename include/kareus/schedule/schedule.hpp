@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The schedule the planner exports and the runtime enforces: per pipeline stage, its instructions
 // in execution (1F1B) order with the SM clock to run each at and, under nanobatch overlap, where
 // and on how many SMs each partition's communication kernel is launched. docs/schedule-format.md

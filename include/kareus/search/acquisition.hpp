@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pieces of the multi-pass acquisition: min-max normalisation of the objectives with the
 // artifact's reference point, hypervolume-improvement scores of predicted points, and the
 // pass-by-pass batch selection.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the planner's composition consumes from a partition search (Kareus §4.4): at every clock
 // the Pareto set of (time, dynamic energy), summed over keys per clock. The `kareus` strategy
 // searches for these per-clock fronts and stops when they no longer move.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How far measurement noise leaves a per-clock front undecided. With noise, whether one measured
 // configuration dominates another is only known when their difference exceeds a few standard
 // errors of the readings' means; the `kareus` strategy repeats a measurement only where such a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exact two-objective hypervolume and Pareto filtering, both objectives minimised. The search
 // needs these on every batch for every candidate, so they work on plain coordinate pairs.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The search problem of one partition key: its configuration space measured by an Executor.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The abstract problem a search works on: a finite configuration space with stable ids 0..N-1,
 // each with a key, surrogate features and a (batch) measurement. Partitions implement it on top
 // of an Executor; tests implement it with closed forms. Kept small so both stay easy to write.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Search over a Problem's configuration space for its time-energy Pareto frontier.
 // Options in, SearchResult (with a printable Summary) out; every random choice comes from
 // options.seed, so a run is a deterministic function of the seed and the measurements it sees.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `kareus` strategy's model-guided picks shared by the keys of one plan. The iteration
 // composes every key's per-clock fronts, and under full recomputation two instructions consume a
 // forward key's fronts (the forward pass and the recomputation in the backward pass), one a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Surrogates of the two measured objectives, time and dynamic energy, and their bootstrap
 // ensemble. Total energy is derived (dynamic + static power x time), never trained on its own,
 // as in the artifact.

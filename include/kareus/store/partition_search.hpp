@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The library call the planner makes per partition key: search one partition's configuration
 // space on an executor, through the measurement store when one is given, and return every
 // measured point with its configuration and the Pareto frontiers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The measurement store: every measurement a search takes goes into one SQLite database, keyed by
 // GPU type, executor, workload shape, partition key and configuration, so that a killed search
 // resumes without measuring anything twice and later runs reuse what earlier runs measured.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Problem that answers from the measurement store and measures only what is missing.
 // The search sees the same values in the same order whether they come from the store or from a
 // fresh measurement, so a resumed search makes the same decisions as an uninterrupted one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernels of one training step, as Megatron-LM with Transformer Engine runs them: FLOPs and
 // HBM bytes from the tensor shapes, and the collectives with their bytes and group sizes.
 #pragma once

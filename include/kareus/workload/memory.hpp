@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether a training job's model states and activations fit in its GPUs' memory: a lower bound no
 // Megatron configuration beats (a job above it is refused) and a realistic estimate of the
 // heaviest pipeline stage (reported, and warned about when above the capacity).

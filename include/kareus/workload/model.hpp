@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Transformer model configuration in Hugging Face config.json style.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One model, every spelling of its name: the catalogue's files and the names people and data sets
 // use ("Llama-3.2-3B", "llama-3.2-3b", ML.ENERGY's "meta-llama/Meta-Llama-3.1-8B-Instruct") meet
 // in one key.

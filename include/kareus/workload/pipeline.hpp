@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The synchronous 1F1B pipeline schedule of one training iteration as a DAG of instructions: one
 // forward and one backward per (stage, microbatch), a per-stage chain in 1F1B execution order and
 // the activation/gradient dependencies between neighbouring stages. The emulator replays it and the

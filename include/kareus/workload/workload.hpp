@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A training job: model, GPU type and parallelism layout. Built from flags or a workload JSON.
 #pragma once
 

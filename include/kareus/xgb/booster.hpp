@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small RAII layer over the XGBoost C API, shared by the partition search's surrogates and
 // EnergyLens's tree baselines: every return code is checked and turned into a
 // kareus::Error carrying XGBGetLastError(), and every handle is freed on every path.

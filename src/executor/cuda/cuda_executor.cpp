@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kareus/executor/cuda_executor.hpp"
 
 #include <cuda_runtime_api.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA kernels of the partition runner, behind plain launch functions so that host code
 // compiled by the C++ compiler never sees device code. Each returns the launch's error.
 #pragma once

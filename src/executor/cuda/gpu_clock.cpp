@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kareus/executor/gpu_clock.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs a LaunchPlan on one CUDA device: compute on one stream (cuBLAS products and elementwise
 // kernels), the communication copy loop on a second stream gated by an event recorded just
 // before its launch op, and the compute stream waiting for it at the end of every run

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes cases.json, the bad-input corpus of tests/cli/bad_input_corpus_test.cpp.
 
 Each case is a command line ({dir}: the case's own folder, {data}: tests/data), the files written

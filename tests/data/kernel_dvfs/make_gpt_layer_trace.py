@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes gpt_layer_trace.json: a SYNTHETIC torch.profiler Chrome trace of one GPT-3-XL layer
 (forward + backward) on one GPU.
 

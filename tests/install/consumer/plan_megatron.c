@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A user's program against an installed Kareus: plans the megatron baseline of the catalogue
  * model named on the command line, so libkareus.so must find the installed catalogue on its own. */
 #include <kareus/kareus.h>

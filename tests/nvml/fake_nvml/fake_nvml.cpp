@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stand-in for libnvidia-ml.so.1 for machines without a GPU, scripted from the JSON file named by
 // $KAREUS_FAKE_NVML_SCRIPT (format in tests/nvml/fake_nvml/README.md). It exports the same symbols
 // as the driver's library (checked against kareus/nvml/nvml_api.h), advances each device's energy

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test-side helper for the fake NVML: writes a script, points KAREUS_NVML_LIBRARY,
 // KAREUS_FAKE_NVML_SCRIPT and KAREUS_FAKE_NVML_LOG at it for this process and its children, and
 // reads back the log of clock setters.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stand-in for the driver's libcuda.so.1 with the two entry points the runtime's CUDA stream
 // markers use (cuLaunchHostFunc, cuGetErrorName), loaded through KAREUS_CUDA_LIBRARY. Its stream
 // is a late GPU: each host function runs on the library's own thread, in order, after the
