@@ -42,6 +42,7 @@ mutants: setup
 # `make sanitize-all` runs those too. Name executables to run only them, e.g.
 # make sanitize SANITIZE_TESTS="test_planner capi_test". Costs: docs/hardening.md.
 SANITIZE_TESTS := test_core test_hardware test_nvml test_xgb test_workload test_schedule test_partition \
+  test_measurement test_plan_dir test_calibration \
   test_executor test_frontier test_kernel_dvfs test_energylens test_runtime \
   test_search test_store test_planner test_report test_scaleout \
   capi_test test_frontier_cli test_plan_sweep test_cli_simulate test_cli_plan \
