@@ -90,8 +90,8 @@ struct EnergyModel {
   Interval interval(const Sample& s) const;
   // Sample variance of the log prediction for `s` over the replicates (0 with fewer than two).
   double replicate_log_variance(const Sample& s) const;
-  // Standard deviation of log energy between two rows of one scenario (same scale): how far
-  // apart two predictions must be before their order is more than noise.
+  // Standard deviation of log energy between two rows of one scenario (same scale): how much two
+  // predictions must differ before their order is more than noise.
   double within_scenario_log_sd() const { return std::sqrt(2.0 * scale_fit.row_variance); }
   // The closed form's inputs, with the GPU's static power share when the model was fitted with
   // descriptors.
