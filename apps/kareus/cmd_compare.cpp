@@ -16,12 +16,17 @@ namespace kareus::cli {
 
 namespace {
 
-// The files of the plan directory --plan (or --plan-b) names, refused unless it holds a summary.
-plan_dir::PlanFiles plan_of(const std::string& dir) {
+// The files of the plan directory --plan (or --plan-b) names.
+plan_dir::PlanFiles plan_folder(const std::string& dir) {
   std::error_code ec;
   require(std::filesystem::is_directory(dir, ec), "command line", "--plan", dir,
           "not a folder; give the --out DIR of kareus plan");
-  auto files = plan_dir::read_plan_files(dir);
+  return plan_dir::read_plan_files(dir);
+}
+
+// The same, refused unless it holds a summary (what two plans are compared by).
+plan_dir::PlanFiles plan_of(const std::string& dir) {
+  auto files = plan_folder(dir);
   require(files.texts.contains(plan_dir::kSummary), "command line", "--plan", dir,
           "has no summary.json; give the --out DIR of kareus plan");
   return files;
@@ -58,7 +63,7 @@ void register_compare_command(CLI::App& app) {
       for (const auto* given : {&f->a, &f->b, &f->plan_b})
         require(given->empty(), "command line", "--measured", f->measured.front(),
                 "compares the plan with its measurements; give no second plan (A, B, --plan-b)");
-      const auto c = report::compare_measured(f->plan, f->measured);
+      const auto c = report::compare_measured(plan_folder(f->plan), f->measured);
       std::cout << (f->json ? report::to_json(c).dump(2) + "\n" : report::render_text(c));
       return;
     }

@@ -35,9 +35,10 @@ void register_report_command(CLI::App& app) {
     // The user's paths before the installation's chart library; a default page inside --plan
     // is checked after the folder, so a wrong --plan is named as such.
     if (!f->out.empty()) check_output_file(html, "command line", "--out");
-    Json data = report::plan_page_data(plan_dir::read_plan_files(f->plan));
+    const plan_dir::PlanFiles plan = plan_dir::read_plan_files(f->plan);
+    Json data = report::plan_page_data(plan);
     if (!f->measured.empty())
-      data["measured"] = report::to_json(report::compare_measured(f->plan, f->measured));
+      data["measured"] = report::to_json(report::compare_measured(plan, f->measured));
     if (f->out.empty()) check_output_file(html, "command line", "--plan");
     const auto library = report::ChartLibrary::load(report::ChartLibrary::default_dir());
     write_file_atomically(html, report::plan_report_html(data, library));

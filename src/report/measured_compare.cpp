@@ -14,7 +14,6 @@
 #include "kareus/schedule/schedule.hpp"
 
 namespace kareus::report {
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -119,14 +118,11 @@ void find_outliers(std::vector<Rank>& ranks, MeasuredComparison& c) {
 
 }  // namespace
 
-MeasuredComparison compare_measured(const fs::path& plan_dir,
+MeasuredComparison compare_measured(const plan_dir::PlanFiles& plan,
                                     const std::vector<std::string>& files) {
-  const fs::path schedule_path = plan_dir / "schedule.json";
-  std::error_code ec;
-  if (!fs::is_regular_file(schedule_path, ec))
-    throw Error::invalid("command line", "--plan", plan_dir.string(),
-                         "has no schedule.json; give the --out DIR of kareus plan");
-  const Schedule schedule = load_schedule(schedule_path);
+  const Schedule schedule =
+      parse_schedule(plan.text(plan_dir::kSchedule, "give the --out DIR of kareus plan"),
+                     plan.source(plan_dir::kSchedule));
   std::vector<measurement::Record> records;
   for (const auto& f : files) records.push_back(measurement::read_record(f));
 
@@ -143,7 +139,7 @@ MeasuredComparison compare_measured(const fs::path& plan_dir,
     if (!(r.header.schedule == schedule))
       throw Error::invalid(where, "schedule", "(the record's)",
                            fmt::format("was not recorded with {}: measure the plan you compare",
-                                       schedule_path.string()));
+                                       plan.source(plan_dir::kSchedule)));
     if (!seen.insert(r.header.rank).second)
       throw Error::invalid(where, "rank", std::to_string(r.header.rank),
                            "another record has the same rank; give one record per rank");

@@ -7,12 +7,12 @@
 // others' (a straggler) is named and kept out of the per-kind figures, not averaged into them.
 #pragma once
 
-#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "kareus/core/json.hpp"
+#include "kareus/plan_dir/plan_files.hpp"
 
 namespace kareus::report {
 
@@ -72,9 +72,9 @@ struct MeasuredComparison {
   std::string explanation() const;
 };
 
-// Reads the plan's schedule.json and every record; a record of another schedule (another plan
-// or another workload) is refused, naming the file. Throws kareus::Error.
-MeasuredComparison compare_measured(const std::filesystem::path& plan_dir,
+// The plan's schedule against every record; a record of another schedule (another plan or
+// another workload) is refused, naming the file. Throws kareus::Error.
+MeasuredComparison compare_measured(const plan_dir::PlanFiles& plan,
                                     const std::vector<std::string>& records);
 
 std::string render_text(const MeasuredComparison& c);
