@@ -57,6 +57,39 @@ void validate(const PipelineProblem& problem) {
           "a number of seconds >= 0");
 }
 
+// Reports the steps to a progress callback: as they start, then at most every 0.1 s, so that a
+// solve of a million one-unit steps does not pay a call per step.
+class StepProgress {
+ public:
+  StepProgress(const PipelineSolverProgressFn& report, std::int64_t slowest, std::int64_t fastest)
+      : report_(report), slowest_(slowest), total_(std::max<std::int64_t>(slowest - fastest, 0)) {}
+
+  void at(std::int64_t makespan) {
+    if (!report_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (reported_ && now - last_ < std::chrono::milliseconds(100)) return;
+    reported_ = true;
+    last_ = now;
+    report_(progress(PipelineSolverProgress::Phase::kSteps, makespan));
+  }
+
+  void phase(PipelineSolverProgress::Phase phase, std::int64_t makespan) const {
+    if (report_) report_(progress(phase, makespan));
+  }
+
+ private:
+  PipelineSolverProgress progress(PipelineSolverProgress::Phase phase,
+                                  std::int64_t makespan) const {
+    return {phase, std::clamp<std::int64_t>(slowest_ - makespan, 0, total_), total_};
+  }
+
+  const PipelineSolverProgressFn& report_;
+  std::int64_t slowest_;
+  std::int64_t total_;
+  bool reported_ = false;
+  std::chrono::steady_clock::time_point last_;
+};
+
 class Solver {
  public:
   Solver(const PipelineProblem& problem, const PipelineSolverOptions& options)
@@ -68,7 +101,8 @@ class Solver {
         warm_start_(options.warm_start),
         multi_unit_(options.multi_unit_steps),
         threads_(options.threads),
-        fast_end_stops_(options.fast_end_stops_with_the_steps) {
+        fast_end_stops_(options.fast_end_stops_with_the_steps),
+        on_progress_(options.on_progress) {
     for (const auto& set : problem.option_sets)
       hulls_.emplace_back(set, problem.p_blocking, options.unit_time);
     set_of_.resize(n_);
@@ -129,6 +163,7 @@ class Solver {
     std::int64_t makespan = update_critical(planned_makespan(), 0);
     summary.unit_time = unit_;
     summary.planned_slowest_units = makespan;
+    StepProgress progress(on_progress_, makespan, fastest_makespan());
     double critical_total = 0;
     // With a second thread, it measures each step's plan while this one takes the next step; it
     // alone touches mapped_, the plan state, result.changes and points until it is joined.
@@ -170,6 +205,7 @@ class Solver {
     // Whether the last network solved had a cut (nullopt: none solved yet).
     std::optional<bool> cut_found;
     while (!subgraph_->cannot_shorten()) {
+      progress.at(makespan);
       if (network_changed(makespan) || !cut_found) {
         cut_found = solve_cut();
         ++summary.min_cuts;
@@ -234,6 +270,7 @@ class Solver {
     join.now();
     if (meter_error) std::rethrow_exception(meter_error);
     summary.planned_fastest_units = makespan;
+    progress.phase(PipelineSolverProgress::Phase::kFastEnd, makespan);
     const Seconds fastest_step_time = points.back().time;
     // Quantisation may have merged an instruction's fastest option into a slower one of the same
     // unit count; the fastest plan is still worth reporting exactly.
@@ -470,6 +507,13 @@ class Solver {
 
   // start_ and finish_ of units_, recomputed from position `from` of the order on: the caller
   // knows the earlier instructions' durations unchanged since they were last computed.
+  // The iteration with every instruction at its fastest option: where the steps end.
+  std::int64_t fastest_makespan() const {
+    std::vector<std::int64_t> start(n_), finish(n_);
+    return graph_.earliest_starts<std::int64_t>([&](int v) { return hull(v).fastest_units(); },
+                                                transfer_units_, start, finish);
+  }
+
   std::int64_t planned_makespan(int from = 0) {
     return graph_.earliest_starts<std::int64_t>([&](int v) { return units_[v]; }, transfer_units_,
                                                 start_, finish_, from);
@@ -665,6 +709,7 @@ class Solver {
   bool multi_unit_;
   int threads_;
   bool fast_end_stops_;
+  PipelineSolverProgressFn on_progress_;
   std::int64_t transfer_units_ = 0;  // rounded up, like the instructions' durations
   std::vector<OptionHull> hulls_;
   double scale_ = 1.0;
@@ -778,6 +823,11 @@ std::vector<int> PipelineSolverResult::assignment(std::uint32_t index) const {
   return assignments({index}).front();
 }
 
+double PipelineSolverProgress::steps_fraction() const {
+  if (phase != Phase::kSteps || units_to_shorten <= 0) return 1.0;
+  return static_cast<double>(units_shortened) / static_cast<double>(units_to_shorten);
+}
+
 std::string PipelineSolverSummary::to_string() const {
   return fmt::format(
       "pipeline solver: {} steps ({} max-flow solves) from {} to {} time units, {} with "
@@ -833,6 +883,10 @@ PipelineSolverResult solve_pipeline(const PipelineProblem& problem,
     }
   }
   auto result = Solver(problem, options).run();
+  if (options.on_progress) {
+    const auto units = result.summary.planned_slowest_units - result.summary.planned_fastest_units;
+    options.on_progress({PipelineSolverProgress::Phase::kPolish, units, units});
+  }
   polish_frontier(problem, options.polish_points, result);
   result.summary.solve_seconds += result.summary.polish_seconds;
   return result;

@@ -209,6 +209,10 @@ void solve_method(const workload::Workload& w, const PlanOptions& options,
                   MethodResult& result) {
   frontier::PipelineSolverOptions so;
   so.unit_time = options.unit_time;
+  if (options.on_solver_progress)
+    so.on_progress = [&options, method = result.method](const frontier::PipelineSolverProgress& p) {
+      options.on_solver_progress(method, p);
+    };
   result.solver = frontier::solve_pipeline(result.problem, so);
 
   const double gpus = w.total_gpus();

@@ -35,6 +35,7 @@ PlanOutcome run(const PlanRequest& request, const workload::Workload& w, const C
   if (context.executors) options.make_executor = context.executors(options);
   options.on_progress = context.on_progress;
   options.on_refine_progress = context.on_refine_progress;
+  options.on_solver_progress = context.on_solver_progress;
 
   PlanOutcome out{request, plan(w, options), {}, {}, {}};
   const Method method =

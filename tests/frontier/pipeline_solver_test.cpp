@@ -349,6 +349,44 @@ TEST(PipelineSolver, ChainFrontierIsTheGreedyOrderOfMarginalCosts) {
   EXPECT_EQ(result.summary.planned_fastest_units, 32);
 }
 
+// The progress a front end shows: the steps' count is known before they start (it is the units
+// between the least-energy and the all-fastest iteration), never runs backwards, and the later
+// phases follow in order; the frontier does not depend on being watched.
+TEST(PipelineSolver, ReportsStepsOutOfAKnownCountThenEachPhase) {
+  Rng rng(41);
+  for (int trial = 0; trial < 10; ++trial) {
+    auto p = make_problem(static_cast<int>(rng.integer(2, 5)), static_cast<int>(rng.integer(2, 9)),
+                          trial % 2 == 0, rng.uniform(0.0, 5.0),
+                          [&] { return dvfs_like_options(rng, 12); });
+    std::vector<PipelineSolverProgress> seen;
+    PipelineSolverOptions options{Seconds(0.0625)};
+    options.on_progress = [&](const PipelineSolverProgress& pr) { seen.push_back(pr); };
+    const auto watched = solve_pipeline(p, options);
+    const auto& s = watched.summary;
+    ASSERT_GE(seen.size(), 3u) << "trial " << trial;
+    using Phase = PipelineSolverProgress::Phase;
+    EXPECT_EQ(seen.front().phase, Phase::kSteps);
+    EXPECT_EQ(seen.front().units_shortened, 0);
+    EXPECT_EQ(seen[seen.size() - 2].phase, Phase::kFastEnd);
+    EXPECT_EQ(seen.back().phase, Phase::kPolish);
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+      EXPECT_EQ(seen[i].units_to_shorten, s.planned_slowest_units - s.planned_fastest_units);
+      if (i > 0) {
+        EXPECT_GE(seen[i].units_shortened, seen[i - 1].units_shortened);
+      }
+      EXPECT_GE(seen[i].steps_fraction(), 0.0);
+      EXPECT_LE(seen[i].steps_fraction(), 1.0);
+    }
+    EXPECT_EQ(seen.back().units_shortened, seen.back().units_to_shorten);
+    EXPECT_EQ(seen.back().steps_fraction(), 1.0);
+    options.on_progress = {};
+    const auto unwatched = solve_pipeline(p, options);
+    ASSERT_EQ(watched.frontier.size(), unwatched.frontier.size());
+    for (std::size_t i = 0; i < watched.frontier.size(); ++i)
+      EXPECT_EQ(watched.frontier[i].time.value(), unwatched.frontier[i].time.value());
+  }
+}
+
 TEST(PipelineSolver, StartsFromTheLeastEnergyPlanAndEndsAtTheFastest) {
   Rng rng(13);
   const auto p = make_problem(4, 8, false, 70.0, [&] {

@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,20 @@ inline constexpr std::int64_t kMaxPipelineSolverSteps = 1'000'000;
 // At most this many LP solves refine the frontier below the fastest min-cut step (see .cpp).
 inline constexpr int kFastEndDeadlines = 64;
 
+// Where a solve stands, for a front end's progress line. The min-cut steps shorten the iteration
+// one time unit each, from the least-energy plan's down to the iteration with every instruction at
+// its fastest option (the longest path of fastest options), so their number is known before they
+// start; the fast end and the polish that follow are short and counted as phases only.
+struct PipelineSolverProgress {
+  enum class Phase { kSteps, kFastEnd, kPolish };
+  Phase phase = Phase::kSteps;
+  std::int64_t units_shortened = 0;  // by the steps so far, of units_to_shorten
+  std::int64_t units_to_shorten = 0;
+  // The steps' share done, in [0, 1]; 1 once they are over.
+  double steps_fraction() const;
+};
+using PipelineSolverProgressFn = std::function<void(const PipelineSolverProgress&)>;
+
 struct PipelineSolverOptions {
   Seconds unit_time = milliseconds(1);
   // Keep one flow network between steps, change only the bounds a step changes and start each
@@ -88,6 +103,9 @@ struct PipelineSolverOptions {
   // the fastest (frontier_polish.hpp): a local search with the time fixed that mixes options the
   // steps' convex prices cannot see. 0: off.
   int polish_points = 6;
+  // Called on the caller's thread as the steps advance (at most every 0.1 s, and as they start)
+  // and once as each later phase starts. Optional.
+  PipelineSolverProgressFn on_progress = nullptr;
 };
 
 struct PlanCost {

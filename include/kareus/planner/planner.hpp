@@ -130,6 +130,9 @@ struct PlanOptions {
   // Called as the selection's MILP refinement (Selection::milp_nodes) advances, from the thread
   // that solves the method: methods refine side by side.
   std::function<void(Method, const frontier::RefineProgress&)> on_refine_progress;
+  // Called as each method's pipeline solver advances (frontier::PipelineSolverOptions::
+  // on_progress), from the thread that solves the method: methods solve side by side.
+  std::function<void(Method, const frontier::PipelineSolverProgress&)> on_solver_progress;
   // Empty: default_executor. Scale-out passes one that spreads each batch over MPI ranks.
   ExecutorFactory make_executor;
   // Kareus methods: a measurement cap per partition key, on top of the strategy's own (the search

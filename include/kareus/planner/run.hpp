@@ -30,6 +30,7 @@ struct Context {
   std::function<ExecutorFactory(const PlanOptions&)> executors;
   std::function<void(const PlanProgress&)> on_progress;
   std::function<void(Method, const frontier::RefineProgress&)> on_refine_progress;
+  std::function<void(Method, const frontier::PipelineSolverProgress&)> on_solver_progress;
 };
 
 struct PlanOutcome {
