@@ -195,9 +195,11 @@ void register_plan_command(CLI::App& app) {
   cmd->add_flag(
       "--wide", f->wide,
       "Every column of the table, in joules (default: the main ones, within 120 columns)");
-  // One workload on the coordinator rank; `index` is its place in the command line's sweep.
+  // One workload on the coordinator rank; `index` is its place in the command line's sweep, and
+  // `name` starts its progress lines in a sweep.
   const auto plan_one = [](const std::shared_ptr<PlanFlags>& f, const workload::Workload& w,
-                           const scaleout::Session& mpi, std::size_t index) {
+                           const scaleout::Session& mpi, std::size_t index,
+                           const std::string& name) {
     const planner::PlanRequest request = request_of(*f);
     // Checked before anything is loaded or planned: a refused run writes nothing.
     request.check(w);
@@ -219,8 +221,12 @@ void register_plan_command(CLI::App& app) {
     };
     std::optional<PlanProgressLine> progress;
     if (!f->quiet) {
-      progress.emplace(stderr, f->verbose);
+      progress.emplace(stderr, PlanProgressOptions{.verbose = f->verbose, .workload = name});
       context.on_progress = [&progress](const planner::PlanProgress& p) { (*progress)(p); };
+      context.on_solver_progress = [&progress](planner::Method m,
+                                               const frontier::PipelineSolverProgress& p) {
+        progress->solver(m, p);
+      };
       context.on_refine_progress = [&progress](planner::Method m,
                                                const frontier::RefineProgress& p) {
         progress->refine(m, p);
@@ -253,10 +259,10 @@ void register_plan_command(CLI::App& app) {
     if (mpi.coordinator()) check_plan_output_paths({f->out, f->export_artifact, f->report});
     if (!mpi.coordinator())
       return mpi.serve(workload_list(workloads), worker_executors(f->seed, f->noise));
-    if (workloads.size() == 1) return plan_one(f, workloads.front().workload, mpi, 0);
+    if (workloads.size() == 1) return plan_one(f, workloads.front().workload, mpi, 0, "");
     check_sweep(*f, workloads);
     for (std::size_t i = 0; i < workloads.size(); ++i)
-      plan_one(sweep_flags(f, workloads[i].name), workloads[i].workload, mpi, i);
+      plan_one(sweep_flags(f, workloads[i].name), workloads[i].workload, mpi, i, workloads[i].name);
   });
 }
 

@@ -2,29 +2,64 @@
 #include "plan_progress.hpp"
 
 #include <fmt/format.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include "kareus/core/readable.hpp"
 
 namespace kareus::cli {
+namespace {
 
-std::string running_line(const planner::PlanProgress& p, double elapsed_s) {
-  const std::string method = planner::to_string(p.method);
-  if (p.partitions == 0)
-    return fmt::format("{}: options and pipeline frontier, {}", method,
-                       readable_duration(elapsed_s));
-  if (p.partitions_done == p.partitions)
-    return fmt::format("{}: {} partitions searched; pipeline frontier, {}", method, p.partitions,
-                       readable_duration(elapsed_s));
+// An estimate from the share done so far, once there is enough of it to mean something.
+std::string eta(double fraction, double elapsed_s) {
+  if (fraction <= 0.02 || fraction >= 1) return "";
+  return fmt::format(", ETA ~{}", readable_duration(elapsed_s * (1 - fraction) / fraction));
+}
+
+std::string solver_text(const frontier::PipelineSolverProgress& s, double elapsed_s) {
+  using Phase = frontier::PipelineSolverProgress::Phase;
+  switch (s.phase) {
+    case Phase::kSteps:
+      return fmt::format("pipeline frontier, {} of {} steps{}", s.units_shortened,
+                         s.units_to_shorten, eta(s.steps_fraction(), elapsed_s));
+    case Phase::kFastEnd:
+      return fmt::format("pipeline frontier, {} steps, fast end", s.units_to_shorten);
+    case Phase::kPolish:
+      return fmt::format("pipeline frontier, {} steps, polishing", s.units_to_shorten);
+  }
+  return "";
+}
+
+// Columns of the terminal, for lines that must not wrap (a wrapped line breaks the redraw).
+std::size_t terminal_columns(std::FILE* out) {
+  winsize size{};
+  if (ioctl(fileno(out), TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+  return 120;
+}
+
+}  // namespace
+
+std::string running_line(const MethodProgress& m) {
+  const auto& p = m.plan;
+  std::string line = std::string(planner::to_string(p.method)) + ": ";
+  if (m.solver) {
+    if (p.partitions > 0) line += fmt::format("{} partitions searched; ", p.partitions);
+    return line + solver_text(*m.solver, m.solver_elapsed_s) + ", " +
+           readable_duration(m.elapsed_s);
+  }
+  if (p.partitions == 0 || p.partitions_done == p.partitions)
+    return line + "options for the pipeline frontier, " + readable_duration(m.elapsed_s);
   const double done = (static_cast<double>(p.partitions_done) + p.current_fraction) /
                       static_cast<double>(p.partitions);
-  std::string line =
-      fmt::format("{}: partition {}/{}, {} measurements", method,
-                  std::min(p.partitions_done + 1, p.partitions), p.partitions, p.measurements);
-  if (elapsed_s > 0) line += fmt::format(" ({:.0f}/s)", p.measurements / elapsed_s);
+  line += fmt::format("partition {}/{}, {} measurements",
+                      std::min(p.partitions_done + 1, p.partitions), p.partitions, p.measurements);
+  // A rate over less than a second says more about the clock than the search.
+  if (m.elapsed_s >= 1) line += fmt::format(" ({:.0f}/s)", p.measurements / m.elapsed_s);
   // A search may stop before its cap, so the ETA is an upper estimate.
   if (done > 0.02)
-    line += fmt::format(", ETA <= {}", readable_duration(elapsed_s * (1 - done) / done));
+    line += fmt::format(", ETA <= {}", readable_duration(m.elapsed_s * (1 - done) / done));
   return line;
 }
 
@@ -47,10 +82,11 @@ std::string solver_line(const planner::PlanProgress& p) {
   return fmt::format("{}: {}", planner::to_string(p.method), p.solver.to_string());
 }
 
-PlanProgressLine::PlanProgressLine(std::FILE* out, bool verbose)
+PlanProgressLine::PlanProgressLine(std::FILE* out, PlanProgressOptions options)
     : out_(out),
-      tty_(isatty(fileno(out)) != 0),
-      verbose_(verbose),
+      options_(std::move(options)),
+      tty_(options_.terminal.value_or(isatty(fileno(out)) != 0)),
+      prefix_(options_.workload.empty() ? "" : options_.workload + ": "),
       refine_lines_(out),
       ticker_([this] { tick(); }) {}
 
@@ -66,42 +102,110 @@ PlanProgressLine::~PlanProgressLine() {
 void PlanProgressLine::operator()(const planner::PlanProgress& p) {
   const std::lock_guard lock(mutex_);
   const auto now = Clock::now();
-  const auto start = method_start_.try_emplace(p.method, now).first->second;
-  const double elapsed = std::chrono::duration<double>(now - start).count();
+  Running& r = running_locked(p.method, now);
   if (p.finished) {
-    // The summary replaces the redrawn line and stays: it is never a count that stopped short.
-    std::string text = (tty_ ? "\r" : "") + finished_line(p, elapsed) + (tty_ ? "\x1b[K\n" : "\n");
-    if (verbose_) text += solver_line(p) + "\n";
-    std::fputs(text.c_str(), out_);
-    std::fflush(out_);
-    if (running_ && running_->method == p.method) running_.reset();
+    const double elapsed = std::chrono::duration<double>(now - r.start).count();
+    std::string text = prefix_ + finished_line(p, elapsed) + "\n";
+    if (options_.verbose) text += prefix_ + solver_line(p) + "\n";
+    running_.erase(running_.begin() + (&r - running_.data()));
+    // The summary stays: it is never a count that stopped short.
+    write_lines_locked(text);
     return;
   }
-  running_ = p;
+  r.plan = p;
+  if (tty_ && now - last_draw_ >= std::chrono::milliseconds(100)) redraw_locked();
+}
+
+void PlanProgressLine::solver(planner::Method method, const frontier::PipelineSolverProgress& p) {
+  const std::lock_guard lock(mutex_);
+  const auto now = Clock::now();
+  Running& r = running_locked(method, now);
+  if (!r.solver) r.solver_start = now;
+  r.solver = p;
   if (tty_ && now - last_draw_ >= std::chrono::milliseconds(100)) redraw_locked();
 }
 
 void PlanProgressLine::refine(planner::Method method, const frontier::RefineProgress& p) {
+  const std::string line =
+      refine_lines_.due_line(std::string(planner::to_string(method)) + ": ", p);
+  if (line.empty()) return;
   const std::lock_guard lock(mutex_);
-  refine_lines_(std::string(planner::to_string(method)) + ": ", p);
+  write_lines_locked(prefix_ + line + "\n");
 }
 
+PlanProgressLine::Running& PlanProgressLine::running_locked(planner::Method method,
+                                                            Clock::time_point now) {
+  const auto it = std::find_if(running_.begin(), running_.end(),
+                               [&](const Running& r) { return r.plan.method == method; });
+  if (it != running_.end()) return *it;
+  return running_.emplace_back(Running{planner::PlanProgress{method}, std::nullopt, now, now, now});
+}
+
+std::string PlanProgressLine::line_locked(const Running& r, Clock::time_point now) const {
+  const auto seconds = [&](Clock::time_point since) {
+    return std::chrono::duration<double>(now - since).count();
+  };
+  return prefix_ + running_line(MethodProgress{r.plan, r.solver, seconds(r.start),
+                                               r.solver ? seconds(r.solver_start) : 0.0});
+}
+
+// Lines that stay: on a terminal, written over the block, which is then drawn again below them.
+void PlanProgressLine::write_lines_locked(const std::string& lines) {
+  if (!tty_) {
+    std::fputs(lines.c_str(), out_);
+    std::fflush(out_);
+    return;
+  }
+  if (drawn_ > 0) std::fputs(fmt::format("\x1b[{}A", drawn_).c_str(), out_);
+  std::fputs(("\r\x1b[J" + lines).c_str(), out_);
+  drawn_ = 0;
+  redraw_locked();
+}
+
+// The block: a line per running method, the cursor left below it.
 void PlanProgressLine::redraw_locked() {
   last_draw_ = Clock::now();
-  const double elapsed =
-      std::chrono::duration<double>(last_draw_ - method_start_.at(running_->method)).count();
-  std::fputs(("\r" + running_line(*running_, elapsed) + "\x1b[K").c_str(), out_);
+  const std::size_t columns = terminal_columns(out_);
+  std::string text = drawn_ > 0 ? fmt::format("\x1b[{}A", drawn_) : "";
+  for (const Running& r : running_) {
+    std::string line = line_locked(r, last_draw_);
+    if (line.size() >= columns) line.resize(columns - 1);
+    text += "\r" + line + "\x1b[K\n";
+  }
+  text += "\x1b[J";
+  drawn_ = running_.size();
+  std::fputs(text.c_str(), out_);
   std::fflush(out_);
 }
 
-// The pipeline solver reports nothing while it works, so a terminal's line keeps its clock moving.
+// Off a terminal: the line of each method that has run an interval without one.
+void PlanProgressLine::log_due_locked() {
+  const auto now = Clock::now();
+  std::string text;
+  for (Running& r : running_) {
+    if (now - r.last_logged < options_.interval) continue;
+    r.last_logged = now;
+    text += line_locked(r, now) + "\n";
+  }
+  if (text.empty()) return;
+  std::fputs(text.c_str(), out_);
+  std::fflush(out_);
+}
+
+// Keeps the lines moving while nothing reports (a long partition search, the pipeline solver
+// between reports): once a second on a terminal; off one, each method's line when it is due.
 void PlanProgressLine::tick() {
   std::unique_lock lock(mutex_);
+  const auto period = tty_ ? std::chrono::milliseconds(1000)
+                           : std::clamp(options_.interval / 4, std::chrono::milliseconds(1),
+                                        std::chrono::milliseconds(1000));
   while (!stop_) {
-    wake_.wait_for(lock, std::chrono::seconds(1));
-    if (!stop_ && tty_ && running_) redraw_locked();
+    wake_.wait_for(lock, period);
+    if (stop_) break;
+    if (tty_ && !running_.empty()) redraw_locked();
+    if (!tty_) log_due_locked();
   }
-  if (tty_ && running_) std::fputs("\r\x1b[K", out_);
+  if (tty_ && drawn_ > 0) std::fputs(fmt::format("\x1b[{}A\r\x1b[J", drawn_).c_str(), out_);
 }
 
 }  // namespace kareus::cli

@@ -9,16 +9,21 @@ RefineProgressLines::RefineProgressLines(std::FILE* out, std::chrono::millisecon
     : out_(out), tty_(isatty(fileno(out)) != 0), interval_(interval) {}
 
 void RefineProgressLines::operator()(const std::string& prefix, const frontier::RefineProgress& p) {
+  const std::string line = due_line(prefix, p);
+  if (line.empty()) return;
+  // On a terminal the line replaces whatever progress line was being redrawn there.
+  std::fputs(((tty_ ? "\r" : "") + line + (tty_ ? "\x1b[K\n" : "\n")).c_str(), out_);
+  std::fflush(out_);
+}
+
+std::string RefineProgressLines::due_line(const std::string& prefix,
+                                          const frontier::RefineProgress& p) {
   const std::lock_guard lock(mutex_);
   const auto now = Clock::now();
   const auto [last, first] = last_line_.try_emplace(prefix, now);
-  if (!p.sweep_done && !first && now - last->second < interval_) return;
+  if (!p.sweep_done && !first && now - last->second < interval_) return "";
   last->second = now;
-  // On a terminal the line replaces whatever progress line was being redrawn there.
-  const std::string line =
-      (tty_ ? "\r" : "") + prefix + frontier::refine_progress_line(p) + (tty_ ? "\x1b[K\n" : "\n");
-  std::fputs(line.c_str(), out_);
-  std::fflush(out_);
+  return prefix + frontier::refine_progress_line(p);
 }
 
 }  // namespace kareus::cli

@@ -22,6 +22,9 @@ class RefineProgressLines {
   // Prints `prefix` and frontier::refine_progress_line(p) when due; each prefix (a method's name
   // in `kareus plan`) has its own interval. Safe to call from several threads.
   void operator()(const std::string& prefix, const frontier::RefineProgress& p);
+  // The line operator() would print, without a newline, or "" when none is due (and then it
+  // counts as printed). For a caller that writes its own lines around it.
+  std::string due_line(const std::string& prefix, const frontier::RefineProgress& p);
 
   static constexpr std::chrono::milliseconds kInterval{5000};
 

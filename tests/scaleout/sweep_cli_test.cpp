@@ -72,6 +72,26 @@ TEST(PlanSweep, EachWorkloadGetsTheFilesASeparateRunWrites) {
   }
 }
 
+// Progress in a sweep says which workload each line is about.
+TEST(PlanSweep, ProgressLinesNameTheirWorkload) {
+  const fs::path a = kTmp / "named" / "a.json";
+  const fs::path b = kTmp / "named" / "b.json";
+  write_workload(a, "llama3.2-3b");
+  write_workload(b, "qwen3-1.7b");
+  const auto sweep = testing::run_cli(
+      KAREUS_BINARY, "plan --seed 3 --methods megatron,perseus --no-db --workload " + a.string() +
+                         " --workload " + b.string() + " --out " + (kTmp / "named_out").string());
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  std::istringstream err(sweep.err);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(err, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 4u) << sweep.err;
+  EXPECT_EQ(lines[0].rfind("a: megatron: done in ", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[1].rfind("a: perseus: done in ", 0), 0u) << lines[1];
+  EXPECT_EQ(lines[2].rfind("b: megatron: done in ", 0), 0u) << lines[2];
+  EXPECT_EQ(lines[3].rfind("b: perseus: done in ", 0), 0u) << lines[3];
+}
+
 TEST(PlanSweep, RefusesWhatOnlyOneWorkloadCanMean) {
   write_workload(kTmp / "in" / "a.json", "llama3.2-3b");
   write_workload(kTmp / "in" / "b.json", "qwen3-1.7b");
