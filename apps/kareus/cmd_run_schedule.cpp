@@ -17,6 +17,7 @@
 #include "kareus/core/limits.hpp"
 #include "kareus/core/printable.hpp"
 #include "kareus/core/table.hpp"
+#include "kareus/core/wrap.hpp"
 #include "kareus/nvml/nvml.hpp"
 #include "kareus/runtime/daemon_client.hpp"
 #include "kareus/runtime/energy_monitor.hpp"
@@ -24,6 +25,11 @@
 
 namespace kareus::cli {
 namespace {
+
+// The partitions cell's width: what kLineWidth leaves after the other columns at their widest
+// (stage, a three-digit index, instruction, clock, action, observed clock, execution, and the
+// two spaces between columns).
+constexpr std::size_t kPartitionsWidth = kLineWidth - 59;
 
 struct RunScheduleFlags {
   std::string schedule;
@@ -121,15 +127,22 @@ std::string format_report(const RunScheduleFlags& f, const Schedule& s,
                                                      "{:g} ms",
                                                      f.gpu, f.hold_ms)
                                        : std::string("dry run: nothing applied"));
-  std::vector<std::string> header = {"stage",  "#",         "instruction",          "clock (MHz)",
-                                     "action", "execution", "partitions (slot/SMs)"};
-  if (played) header.insert(header.begin() + 5, "observed (MHz)");
+  std::vector<std::string> header = {
+      "stage", "#", "instr", "MHz", "action", "execution", "partitions (slot/SMs)"};
+  if (played) header.insert(header.begin() + 5, "observed MHz");
   TextTable table(header);
   for (const Step& st : steps) {
     const auto& in = *st.instruction;
-    std::string parts = launches(in.partitions);
+    // The partitions cell folds onto rows of its own, the recomputed ones on their own line, so
+    // the table keeps within kLineWidth whatever the number of partitions.
+    std::string parts = wrap(launches(in.partitions), kPartitionsWidth);
     if (!in.recompute_partitions.empty())
-      parts += "; recompute " + launches(in.recompute_partitions);
+      parts += wrap("recompute " + launches(in.recompute_partitions), kPartitionsWidth);
+    std::vector<std::string> lines;
+    for (std::size_t begin = 0, end; begin < parts.size(); begin = end + 1) {
+      end = parts.find('\n', begin);
+      lines.push_back(parts.substr(begin, end - begin));
+    }
     std::vector<std::string> row = {
         std::to_string(st.stage),
         std::to_string(st.index),
@@ -137,9 +150,14 @@ std::string format_report(const RunScheduleFlags& f, const Schedule& s,
         fmt::format("{:g}", in.clock.value()),
         st.change ? "set" : "keep",
         in.execution,
-        parts};
+        lines.empty() ? "" : lines.front()};
     if (played) row.insert(row.begin() + 5, fmt::format("{:g}", st.observed_mhz));
     table.add_row(std::move(row));
+    for (std::size_t k = 1; k < lines.size(); ++k) {
+      std::vector<std::string> more(header.size());
+      more.back() = lines[k];
+      table.add_row(std::move(more));
+    }
   }
   out += table.render();
   if (played) {

@@ -49,6 +49,8 @@ std::vector<Command> commands() {
       {"simulate_help", "simulate --help"},
       {"help", "--help"},
       {"kernel_dvfs", "kernel-dvfs --model llama3.2-3b --gpu a100-sxm4-40gb --layers 1"},
+      {"run_schedule_dry_run",
+       "run-schedule --dry-run --schedule " + kData + "/runtime/two_stages.json"},
       {"pipeline_solve",
        "pipeline-solve --stage-profile " + kData +
            "/frontier/gpt3-175b+a40_bf16.csv --microbatches 8 --p-blocking 70.38"},
