@@ -215,8 +215,8 @@ std::string format_one(const executor::OverlapReport& r) {
 }
 
 std::string format_sweep(const std::vector<executor::OverlapReport>& rows) {
-  TextTable t({"comm SMs", "collective ms", "back to back ms", "overlapped ms", "compute x",
-               "collective x", "overlap W", "back to back J", "overlapped J"});
+  TextTable t({"comm SMs", "collective ms", "serial ms", "overlapped ms", "compute x",
+               "collective x", "overlap W", "serial J", "overlapped J"});
   for (const auto& r : rows) {
     t.add_row({std::to_string(r.comm_sms),
                fmt::format("{:.3f}", to_milliseconds(r.collective_alone.time)),

@@ -10,6 +10,7 @@
 
 #include "kareus/core/error.hpp"
 #include "kareus/core/table.hpp"
+#include "kareus/core/wrap.hpp"
 #include "kareus/measurement/record.hpp"
 #include "kareus/schedule/schedule.hpp"
 
@@ -310,10 +311,11 @@ std::string MeasuredComparison::explanation() const {
 }
 
 std::string render_text(const MeasuredComparison& c) {
-  std::string out = fmt::format(
-      "{}, {} schedule; {} rank(s) recorded of {} GPUs, {} complete "
-      "iteration(s)\n{}\n\n",
-      c.workload, c.method, c.ranks, c.job_gpus, c.iterations, c.explanation());
+  // Prose folds at kLineWidth like the rest of the command line's output.
+  std::string out = wrap(fmt::format("{}, {} schedule; {} rank(s) recorded of {} GPUs, {} "
+                                     "complete iteration(s)",
+                                     c.workload, c.method, c.ranks, c.job_gpus, c.iterations)) +
+                    wrap(c.explanation()) + "\n";
   TextTable it({"per iteration", "planned", "measured", "error"});
   it.add_row({"time s", fmt::format("{:.3f}", c.iteration_time.predicted),
               fmt::format("{:.3f}", c.iteration_time.measured), percent(c.iteration_time.error())});
@@ -355,9 +357,10 @@ std::string render_text(const MeasuredComparison& c) {
                s.busy_energy ? fmt::format("{:.0f}", s.busy_energy->measured) : "-"});
   out += r.render();
   for (const auto& o : c.outliers)
-    out += fmt::format("outlier: rank {} (stage {}, {}) {}: {}\n", o.rank, o.stage, o.gpu_uuid,
-                       o.what, o.detail);
-  for (const auto& n : c.notes) out += "note: " + n + "\n";
+    out += wrap(fmt::format("outlier: rank {} (stage {}, {}) {}: {}", o.rank, o.stage, o.gpu_uuid,
+                            o.what, o.detail),
+                kLineWidth, "", "  ");
+  for (const auto& n : c.notes) out += wrap("note: " + n, kLineWidth, "", "  ");
   return out;
 }
 

@@ -9,6 +9,7 @@
 
 #include "kareus/core/error.hpp"
 #include "kareus/core/table.hpp"
+#include "kareus/core/wrap.hpp"
 
 namespace kareus::report {
 
@@ -155,7 +156,8 @@ std::string PlanComparison::explanation() const {
 }
 
 std::string render_text(const PlanComparison& c) {
-  std::string out = c.workload + "\n" + c.explanation() + "\n\n";
+  // Prose folds at kLineWidth like the rest of the command line's output.
+  std::string out = c.workload + "\n" + wrap(c.explanation()) + "\n";
   TextTable t({"", "A", "B", "A - B"});
   const auto row = [&](const std::string& name, double a, double b, const char* fmt_spec) {
     t.add_row({name, fmt::format(fmt::runtime(fmt_spec), a), fmt::format(fmt::runtime(fmt_spec), b),
@@ -175,10 +177,10 @@ std::string render_text(const PlanComparison& c) {
   out += "A: " + c.label_a + "\nB: " + c.label_b + "\n" + t.render();
   const double worst = std::max(std::fabs(c.replay_residual_a) / std::max(c.energy_a, 1.0),
                                 std::fabs(c.replay_residual_b) / std::max(c.energy_b, 1.0));
-  out += fmt::format(
-      "\nthe split replays each plan on the noise-free emulator; its totals differ from the "
-      "planned energies by {:+.0f} J (A) and {:+.0f} J (B), {:.1f} % at most\n",
-      c.replay_residual_a, c.replay_residual_b, 100 * worst);
+  out += "\n" + wrap(fmt::format("the split replays each plan on the noise-free emulator; its "
+                                 "totals differ from the planned energies by {:+.0f} J (A) and "
+                                 "{:+.0f} J (B), {:.1f} % at most",
+                                 c.replay_residual_a, c.replay_residual_b, 100 * worst));
   return out;
 }
 

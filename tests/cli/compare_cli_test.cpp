@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <sstream>
 
 #include "common/run_cli.hpp"
 #include "common/scratch_dir.hpp"
 #include "kareus/core/json.hpp"
+#include "kareus/core/wrap.hpp"
 
 namespace kareus {
 namespace {
@@ -64,6 +66,10 @@ TEST(CompareCli, ExplainsTwoPlansTermByTermAndThePartsAddUp) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("compute dynamic"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("pipeline waits"), std::string::npos) << text.out;
+  // The explanation is long prose: it folds within the command line's width.
+  std::istringstream lines(text.out);
+  for (std::string line; std::getline(lines, line);)
+    EXPECT_LE(display_width(line), kLineWidth) << line;
 }
 
 TEST(CompareCli, BadReferencesAndFoldersAreOneLineAndExitTwo) {

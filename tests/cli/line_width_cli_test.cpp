@@ -48,6 +48,9 @@ std::vector<Command> commands() {
       {"plan_help", "plan --help"},
       {"simulate_help", "simulate --help"},
       {"help", "--help"},
+      {"overlap_sweep",
+       "overlap --gpu a100-sxm4-40gb --shape 8192x8192x8192 --bytes 64MiB "
+       "--sweep-sms 1..32"},
       {"kernel_dvfs", "kernel-dvfs --model llama3.2-3b --gpu a100-sxm4-40gb --layers 1"},
       {"run_schedule_dry_run",
        "run-schedule --dry-run --schedule " + kData + "/runtime/two_stages.json"},
