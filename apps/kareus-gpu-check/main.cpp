@@ -8,6 +8,7 @@
 #include <exception>
 #include <iostream>
 
+#include "../kareus/field_spelling.hpp"
 #include "../kareus/workload_flags.hpp"
 #include "check.hpp"
 #include "kareus/core/error.hpp"
@@ -86,7 +87,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kareus-gpu-check: %s\n", e.what());
     return 2;
   } catch (const kareus::Error& e) {
-    std::fprintf(stderr, "kareus-gpu-check: %s\n", e.what());
+    std::fprintf(stderr, "kareus-gpu-check: %s\n",
+                 e.message(kareus::cli::field_speller(app)).c_str());
     return kareus::exit_code(e.kind());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kareus-gpu-check: internal error: %s\n", e.what());

@@ -41,6 +41,20 @@ void emit(const std::string& text) {
   std::fputs(text.c_str(), stdout);
 }
 
+// The library refuses a raw public dataset given for the canonical CSV; the command line names the
+// command that converts it.
+el::Dataset read_data(const std::filesystem::path& path,
+                      el::EnergyColumn energy = el::EnergyColumn::kRequired) {
+  const CsvTable table = CsvTable::read_file(path);
+  if (const auto raw = el::raw_format_of(table))
+    throw Error(
+        fmt::format("{}: a raw {} dataset, not the canonical EnergyLens CSV: convert it "
+                    "first with `kareus energylens import --format {} {} OUT.csv` and "
+                    "give OUT.csv",
+                    table.source(), el::to_string(*raw), el::to_string(*raw), table.source()));
+  return el::dataset_of(table, energy);
+}
+
 // The options of the fit that `fit` and `evaluate` take; `design` takes the descriptors alone
 // (add_descriptors), the only one that changes which parameters a fit moves.
 struct FitArgs {
@@ -174,7 +188,7 @@ void add_fit(CLI::App& parent) {
   fit->add(cmd);
   cmd->callback([=] {
     if (!out->empty()) check_output_file(*out, "command line", "--out");
-    const el::Dataset d = el::read_dataset(*data);
+    const el::Dataset d = read_data(*data);
     if (fit->options().descriptors) el::require_descriptors(d);
     const el::EnergyModel m =
         *bootstrap == 0
@@ -255,7 +269,7 @@ el::EnergyModel load_model(const std::string& path) {
 // Candidate rows for a fitted model: with a descriptor scale, every row's model and GPU must be
 // in the catalogues before anything is printed.
 el::Dataset read_candidates(const el::EnergyModel& m, const std::string& path) {
-  el::Dataset d = el::read_dataset(path, el::EnergyColumn::kOptional);
+  el::Dataset d = read_data(path, el::EnergyColumn::kOptional);
   if (m.descriptors) el::require_descriptors(d);
   return d;
 }
@@ -570,7 +584,7 @@ void add_design(CLI::App& parent) {
   cmd->add_flag("--quiet", *quiet, "no progress on stderr");
   fit->add_descriptors(cmd);
   cmd->callback([=] {
-    const el::Dataset d = el::read_dataset(*data, el::EnergyColumn::kOptional);
+    const el::Dataset d = read_data(*data, el::EnergyColumn::kOptional);
     const el::FitOptions o = fit->options();
     if (*budget < 1 || static_cast<std::size_t>(*budget) > d.samples.size())
       throw Error::invalid(
@@ -649,7 +663,7 @@ void add_evaluate(CLI::App& parent) {
     el::EvaluateOptions o = *opts;
     o.design = el::parse_design(*design);
     o.pool_share = pool->value_or(o.design == el::Design::kDOptimal ? kDesignPoolShare : 0.0);
-    const el::Dataset d = el::read_dataset(*data);
+    const el::Dataset d = read_data(*data);
     o.progress = !*quiet;
     o.fit = fit->options();
     o.seed = fit->seed;
@@ -683,7 +697,7 @@ void add_discover(CLI::App& parent) {
   auto quiet = std::make_shared<bool>(false);
   cmd->add_flag("--quiet", *quiet, "no progress on stderr");
   cmd->callback([=] {
-    const el::Dataset d = el::read_dataset(*data);
+    const el::Dataset d = read_data(*data);
     el::DiscoverOptions o = *opts;
     o.scale_by = el::parse_scale_by(*scale_by);
     o.descriptors = *descriptors == "on";

@@ -163,7 +163,11 @@ void run(const KernelDvfsFlags& flags, bool gpu_given) {
   options.curve = flags.curve;
   configure_switching(flags, in, options);
 
-  const StudyResult result = run_study(seq, options);
+  StudyResult result = run_study(seq, options);
+  if (!result.governor)
+    result.notes.insert(
+        result.notes.begin(),
+        "default-governor baseline omitted: it needs the GPU's power limit (--power-limit-w)");
   const std::string out = flags.json ? study_json(seq, options, result, flags.plan).dump(2) + "\n"
                                      : study_text(seq, options, result, flags.plan);
   std::cout << out;

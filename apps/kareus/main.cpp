@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <string>
 
 #include "cli_messages.hpp"
 #include "commands.hpp"
+#include "field_spelling.hpp"
 #include "flag_checks.hpp"
 #include "help_format.hpp"
 #include "kareus/core/error.hpp"
@@ -49,7 +51,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", kareus::cli::parse_error_message(app, e).c_str());
     return 2;
   } catch (const kareus::Error& e) {
-    std::fprintf(stderr, "kareus: %s\n", kareus::printable(e.what()).c_str());
+    const std::string message = e.message(kareus::cli::field_speller(app));
+    std::fprintf(stderr, "kareus: %s\n", kareus::printable(message).c_str());
     return kareus::exit_code(e.kind());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kareus: internal error: %s\n", kareus::printable(e.what()).c_str());

@@ -7,6 +7,8 @@
 
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "kareus/core/error.hpp"
 #include "kareus/core/printable.hpp"
@@ -15,6 +17,13 @@
 #include "kareus/version.hpp"
 
 namespace {
+
+// The daemon's flags for the fields of DaemonOptions its messages name.
+std::string flag_of(std::string_view field) {
+  if (field == "socket_path") return "--socket";
+  if (field == "state_file") return "--state-file";
+  return std::string(field);
+}
 
 // A group name, or a numeric gid for groups without an entry in the group database.
 gid_t group_id(const std::string& text) {
@@ -67,7 +76,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     daemon.run();
   } catch (const kareus::Error& e) {
-    std::fprintf(stderr, "kareusd: %s\n", kareus::printable(e.what()).c_str());
+    std::fprintf(stderr, "kareusd: %s\n", kareus::printable(e.message(flag_of)).c_str());
     return kareus::exit_code(e.kind());
   } catch (const std::exception& e) {
     // Caught so that the stack unwinds: the Daemon destructor resets every GPU still locked.

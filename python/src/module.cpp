@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "bindings.hpp"
 
+#include <string>
+#include <string_view>
+
 #include "kareus/nvml/nvml.hpp"
 #include "kareus/version.hpp"
 
@@ -27,8 +30,14 @@ py::handle type_of(ErrorKind kind) {
   return error_type;
 }
 
+// The keyword of a library field that Python names otherwise; the others are the keywords.
+std::string keyword_of(std::string_view field) {
+  if (field == "store_path") return "store";
+  return std::string(field);
+}
+
 void raise(py::handle type, const Error& e) {
-  py::object instance = type(e.what());
+  py::object instance = type(e.message(keyword_of));
   instance.attr("kind") = std::string(to_string(e.kind()));
   PyErr_SetObject(type.ptr(), instance.ptr());
 }

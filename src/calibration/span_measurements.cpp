@@ -91,8 +91,9 @@ SpanMeasurements::SpanMeasurements(const std::vector<measurement::Record>& recor
                                        first.path.string(), gpu_model_));
   }
   if (!runtime::same_gpu_model(gpu_model_, gpu.name))
-    throw Error::invalid(first_line(first), "gpu.name", gpu_model_,
-                         fmt::format("measured on another GPU model than --gpu {}", gpu.name));
+    throw Error::invalid(
+        first_line(first), "gpu.name", gpu_model_,
+        fmt::format("measured on another GPU model than {} {}", field_ref("gpu"), gpu.name));
 
   const measurement::InstructionSpan* first_span = nullptr;
   const measurement::Record* first_span_record = nullptr;
@@ -134,7 +135,7 @@ SpanMeasurements::SpanMeasurements(const std::vector<measurement::Record>& recor
   }
   if (!first_span)
     throw Error::invalid(first_line(first), "instructions", "no span with its end reported",
-                         only_workload ? "none of the records is of --workload"
+                         only_workload ? "none of the records is of " + field_ref("workload")
                                        : "record with kareus.torch, kareus run-schedule or a loop "
                                          "that calls on_instruction_end()");
   const std::string at =

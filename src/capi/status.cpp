@@ -38,6 +38,7 @@ kareus_status status_of_current_exception() noexcept {
     last_error = e.what();
     return KAREUS_ERROR_INVALID_ARGUMENT;
   } catch (const Error& e) {
+    // The library's field names are those of the C structs (store_path, methods, ...).
     last_error = e.what();
     return status_of(e.kind());
   } catch (const std::bad_alloc&) {

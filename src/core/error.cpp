@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace kareus {
 
 std::string_view to_string(ErrorKind kind) {
@@ -34,12 +36,51 @@ int exit_code(ErrorKind kind) {
   return 4;
 }
 
+namespace {
+
+// Control characters no message text contains: a field's name lies between them.
+constexpr char kFieldStart = '\x1e';
+constexpr char kFieldEnd = '\x1f';
+
+std::string library_name(std::string_view field) {
+  return std::string(field);
+}
+
+}  // namespace
+
+std::string field_ref(std::string_view field) {
+  return fmt::format("{}{}{}", kFieldStart, field, kFieldEnd);
+}
+
+std::string spell_fields(std::string_view text, const FieldSpeller& spell) {
+  std::string out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t start = text.find(kFieldStart, at);
+    const std::size_t end = text.find(kFieldEnd, start);
+    if (start == std::string_view::npos || end == std::string_view::npos) break;
+    out += text.substr(at, start - at);
+    out += spell(text.substr(start + 1, end - start - 1));
+    at = end + 1;
+  }
+  out += text.substr(std::min(at, text.size()));
+  return out;
+}
+
+Error::Error(const std::string& message, ErrorKind kind)
+    : std::runtime_error(spell_fields(message, library_name)), kind_(kind), text_(message) {}
+
 Error Error::invalid(std::string_view where, std::string_view field, std::string_view value,
                      std::string_view allowed) {
   std::string message;
   if (!where.empty()) message += fmt::format("{}: ", where);
   message += fmt::format("{} = {}: {}", field, value.empty() ? "(empty)" : value, allowed);
-  return Error(std::move(message));
+  Error e(message);
+  e.where_ = spell_fields(where, library_name);
+  e.field_ = spell_fields(field, library_name);
+  e.value_ = value;
+  e.allowed_ = spell_fields(allowed, library_name);
+  return e;
 }
 
 void require(bool condition, std::string_view where, std::string_view field, std::string_view value,

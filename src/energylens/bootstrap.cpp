@@ -37,7 +37,7 @@ std::vector<EnergyModel> bootstrap_fits(const std::vector<Sample>& rows, const F
 EnergyModel fit_with_bootstrap(const std::vector<Sample>& rows, const FitOptions& fit,
                                const BootstrapOptions& bootstrap) {
   if (bootstrap.replicates < 2)
-    throw Error::invalid("", "--bootstrap", std::to_string(bootstrap.replicates),
+    throw Error::invalid("", field_ref("replicates"), std::to_string(bootstrap.replicates),
                          "needs at least 2 replicates (0 turns it off)");
   EnergyModel model = fit_single_model(rows, fit);
   add_replicates(model, rows, fit, std::max(bootstrap.replicates, fit.bags - 1), bootstrap.seed);

@@ -113,16 +113,16 @@ bool drain_on_every_row(const CsvTable& table, const Dataset& data) {
   return drained > 0;
 }
 
-Dataset from_table(const CsvTable& table, EnergyColumn energy) {
+}  // namespace
+
+Dataset dataset_of(const CsvTable& table, EnergyColumn energy) {
   std::vector<std::string> required = {"scenario", "tp", "pp", "batch", "output_tokens"};
   if (energy == EnergyColumn::kRequired) required.push_back("energy_j");
-  if (!table.has_column("scenario"))
-    if (const auto raw = raw_format_of(table))
-      throw Error(
-          fmt::format("{}: a raw {} dataset, not the canonical EnergyLens CSV: convert it "
-                      "first with `kareus energylens import --format {} {} OUT.csv` and "
-                      "give OUT.csv",
-                      table.source(), to_string(*raw), to_string(*raw), table.source()));
+  if (const auto raw = raw_format_of(table))
+    throw Error(
+        fmt::format("{}: a raw {} dataset, not the canonical EnergyLens CSV: convert it "
+                    "first with import_dataset",
+                    table.source(), to_string(*raw)));
   table.require_columns(required);
   Dataset data;
   data.source = table.source();
@@ -152,14 +152,12 @@ Dataset from_table(const CsvTable& table, EnergyColumn energy) {
   return data;
 }
 
-}  // namespace
-
 Dataset parse_dataset(std::string_view text, std::string source_name, EnergyColumn energy) {
-  return from_table(CsvTable::parse(text, std::move(source_name)), energy);
+  return dataset_of(CsvTable::parse(text, std::move(source_name)), energy);
 }
 
 Dataset read_dataset(const std::filesystem::path& path, EnergyColumn energy) {
-  return from_table(CsvTable::read_file(path), energy);
+  return dataset_of(CsvTable::read_file(path), energy);
 }
 
 std::string dataset_to_csv(const Dataset& data) {

@@ -136,14 +136,15 @@ double idle_power_share(const GpuDescriptors& g) {
 void DescriptorCache::look_up(const Sample& s, std::string_view source) {
   const std::string where = fmt::format("{}:{}", source, s.line);
   if (s.model.empty())
-    throw Error::invalid(
-        where, "model", "",
-        "the descriptor scale needs a model name per row (a `model` column), or pass "
-        "--descriptors off");
+    throw Error::invalid(where, "model", "",
+                         fmt::format("the descriptor scale needs a model name per row (a `model` "
+                                     "column), or pass {} off",
+                                     field_ref("descriptors")));
   if (s.gpu.empty())
     throw Error::invalid(where, "gpu", "",
-                         "the descriptor scale needs a GPU name per row (a `gpu` column), or pass "
-                         "--descriptors off");
+                         fmt::format("the descriptor scale needs a GPU name per row (a `gpu` "
+                                     "column), or pass {} off",
+                                     field_ref("descriptors")));
   try {
     if (!models_.contains(s.model)) models_[s.model] = model_descriptors(s.model);
     if (!gpus_.contains(s.gpu)) gpus_[s.gpu] = gpu_descriptors(s.gpu);

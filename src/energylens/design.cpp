@@ -25,7 +25,7 @@ bool by_logarithm(std::size_t k) {
 Design parse_design(std::string_view text) {
   if (text == "random") return Design::kRandom;
   if (text == "d-optimal") return Design::kDOptimal;
-  throw Error::invalid("", "--design", text, "allowed: random, d-optimal");
+  throw Error::invalid("", field_ref("design"), text, "allowed: random, d-optimal");
 }
 
 std::string_view design_name(Design design) {
@@ -139,7 +139,7 @@ std::vector<DesignPick> design_measurements(const std::vector<Sample>& candidate
                                             std::size_t budget, const FitOptions& fit,
                                             const PickCallback& on_pick, double group_precision) {
   if (budget == 0 || budget > candidates.size())
-    throw Error::invalid("", "--budget", std::to_string(budget),
+    throw Error::invalid("", field_ref("budget"), std::to_string(budget),
                          fmt::format("must be between 1 and the {} candidates", candidates.size()));
   const Eigen::MatrixXd J = design_jacobian(candidates, fit);
   Eigen::VectorXd precision = Eigen::VectorXd::Constant(J.cols(), kDesignRidge);

@@ -242,14 +242,15 @@ std::optional<Extrapolation> extrapolate(const Dataset& data, const EvaluateOpti
 std::size_t pool_rows(std::size_t n, const EvaluateOptions& options) {
   if (options.pool_share == 0.0) {
     if (options.design != Design::kRandom)
-      throw Error::invalid("", "--design", design_name(options.design),
-                           "needs a pool to choose from (--pool between 0 and 1)");
+      throw Error::invalid(
+          "", field_ref("design"), design_name(options.design),
+          fmt::format("needs a pool to choose from ({} between 0 and 1)", field_ref("pool_share")));
     return n >= 2 ? n - 2 : 0;
   }
   const auto pool =
       static_cast<std::size_t>(std::lround(options.pool_share * static_cast<double>(n)));
   if (!(options.pool_share > 0.0 && options.pool_share < 1.0) || pool < 2 || pool + 2 > n)
-    throw Error::invalid("", "--pool", format_number(options.pool_share),
+    throw Error::invalid("", field_ref("pool_share"), format_number(options.pool_share),
                          fmt::format("must leave at least 2 rows in the pool and 2 in the test set "
                                      "of the {} rows (a share between 0 and 1)",
                                      n));
@@ -296,11 +297,11 @@ EvaluationReport evaluate(const Dataset& data, const EvaluateOptions& options) {
   const std::size_t trainable = pool_rows(n, options);
   if (options.train_size < 2 || options.train_size > trainable)
     throw Error::invalid(
-        data.source, "--train-size", std::to_string(options.train_size),
+        data.source, field_ref("train_size"), std::to_string(options.train_size),
         fmt::format("must be between 2 and {} ({})", std::max<std::size_t>(trainable, 2),
                     options.pool_share > 0.0 ? "the pool's rows" : "rows - 2"));
   if (options.seeds < 1)
-    throw Error::invalid("", "--seeds", std::to_string(options.seeds), "must be >= 1");
+    throw Error::invalid("", field_ref("seeds"), std::to_string(options.seeds), "must be >= 1");
   // Every row's descriptors before any fit, so that a row the catalogues cannot describe stops
   // the run before it prints anything.
   if (options.fit.descriptors) require_descriptors(data);

@@ -51,7 +51,7 @@ std::vector<std::string> parse_scale_by(std::string_view text) {
     const std::size_t comma = std::min(text.find(',', pos), text.size());
     const std::string item(text.substr(pos, comma - pos));
     if (item != "model" && item != "gpu" && item != "scenario")
-      throw Error::invalid("", "--scale-by", text,
+      throw Error::invalid("", field_ref("scale_by"), text,
                            "a comma-separated list of model, gpu, scenario, or none");
     out.push_back(item);
     pos = comma + 1;
@@ -70,7 +70,7 @@ EnergyModel fit_single_model(const std::vector<Sample>& rows, const FitOptions& 
   if (options.restarts < 1)
     throw Error::invalid("", "restarts", std::to_string(options.restarts), "must be >= 1");
   if (options.bags < 1)
-    throw Error::invalid("", "--bags", std::to_string(options.bags),
+    throw Error::invalid("", field_ref("bags"), std::to_string(options.bags),
                          "must be >= 1 (1: the single fit)");
   const bool by_model_and_gpu =
       std::find(options.scale_by.begin(), options.scale_by.end(), "model") !=
@@ -78,8 +78,9 @@ EnergyModel fit_single_model(const std::vector<Sample>& rows, const FitOptions& 
       std::find(options.scale_by.begin(), options.scale_by.end(), "gpu") != options.scale_by.end();
   if (options.descriptors && !by_model_and_gpu)
     throw Error::invalid(
-        "", "--scale-by", fmt::format("{}", fmt::join(options.scale_by, ",")),
-        "the descriptor scale needs groups by model and gpu (or --descriptors off)");
+        "", field_ref("scale_by"), fmt::format("{}", fmt::join(options.scale_by, ",")),
+        fmt::format("the descriptor scale needs groups by model and gpu (or {} off)",
+                    field_ref("descriptors")));
   Problem problem(rows, options.scale_by, options.descriptors);
   std::vector<GroupEvidence> evidence = detail::group_evidence(problem, rows, options.descriptors);
   Rng rng(options.seed);

@@ -132,7 +132,7 @@ ImportResult import_tokenpowerbench(const CsvTable& t) {
 ImportFormat parse_import_format(std::string_view text) {
   if (text == "mlenergy-v2") return ImportFormat::kMlenergyV2;
   if (text == "tokenpowerbench") return ImportFormat::kTokenpowerbench;
-  throw Error::invalid("", "--format", text, "allowed: mlenergy-v2, tokenpowerbench");
+  throw Error::invalid("", field_ref("format"), text, "allowed: mlenergy-v2, tokenpowerbench");
 }
 
 const char* to_string(ImportFormat format) {
@@ -140,6 +140,7 @@ const char* to_string(ImportFormat format) {
 }
 
 std::optional<ImportFormat> raw_format_of(const CsvTable& table) {
+  if (table.has_column("scenario")) return std::nullopt;
   const auto has_all = [&table](const std::vector<std::string>& columns) {
     return std::all_of(columns.begin(), columns.end(),
                        [&table](const std::string& c) { return table.has_column(c); });

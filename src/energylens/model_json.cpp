@@ -60,18 +60,16 @@ Json EnergyModel::to_json() const {
 
 namespace {
 
-// The flag parsers' messages name the flag ("--scale-by = colour: allowed: ..."); read from a
-// model file, the same refusal names the file and key instead.
+// A parser refuses a field of the options ("scale_by = colour: allowed: ..."); read from a model
+// file, the same refusal names the file and key instead.
 template <class Parse>
-auto parse_as_key(const JsonValue& value, std::string_view flag, std::string_view text,
+auto parse_as_key(const JsonValue& value, std::string_view field, std::string_view text,
                   Parse parse) {
   try {
     return parse(text);
   } catch (const Error& e) {
-    const std::string prefix = fmt::format("{} = {}: ", flag, text);
-    const std::string_view message = e.what();
-    if (!message.starts_with(prefix)) throw;
-    value.fail(message.substr(prefix.size()));
+    if (e.field() != field) throw;
+    value.fail(e.allowed());
   }
 }
 
@@ -106,7 +104,7 @@ EnergyModel EnergyModel::from_json(const JsonValue& v) {
   for (std::size_t i = 0; i < sb.size(); ++i) m.scale_by.push_back(sb.at(i).as_string());
   std::string joined;
   for (const auto& s : m.scale_by) joined += (joined.empty() ? "" : ",") + s;
-  parse_as_key(sb, "--scale-by", joined, parse_scale_by);
+  parse_as_key(sb, "scale_by", joined, parse_scale_by);
   m.descriptors = v.bool_or("descriptors", false);
   if (m.descriptors) {
     const JsonValue e = v.at("scale_exponents");

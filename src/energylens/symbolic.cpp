@@ -334,16 +334,18 @@ double expression_loss(const Expression& e, const std::vector<Sample>& rows,
 
 DiscoverResult discover(const Dataset& dataset, const DiscoverOptions& options) {
   if (options.population < 10)
-    throw Error::invalid("", "--population", std::to_string(options.population), "must be >= 10");
+    throw Error::invalid("", field_ref("population"), std::to_string(options.population),
+                         "must be >= 10");
   if (options.generations < 1)
-    throw Error::invalid("", "--generations", std::to_string(options.generations), "must be >= 1");
+    throw Error::invalid("", field_ref("generations"), std::to_string(options.generations),
+                         "must be >= 1");
   if (options.islands < 1)
-    throw Error::invalid("", "--islands", std::to_string(options.islands), "must be >= 1");
+    throw Error::invalid("", field_ref("islands"), std::to_string(options.islands), "must be >= 1");
   if (!(options.parsimony >= 0.0) || !std::isfinite(options.parsimony))
-    throw Error::invalid("", "--parsimony", fmt::format("{}", options.parsimony),
+    throw Error::invalid("", field_ref("parsimony"), fmt::format("{}", options.parsimony),
                          "a finite number >= 0");
   if (options.max_complexity < 3)
-    throw Error::invalid("", "--max-complexity", std::to_string(options.max_complexity),
+    throw Error::invalid("", field_ref("max_complexity"), std::to_string(options.max_complexity),
                          "must be >= 3");
   Dataset described = dataset;
   if (options.descriptors) attach_descriptors(described);

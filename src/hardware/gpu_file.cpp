@@ -95,7 +95,7 @@ std::optional<fs::path> find_user_gpu(const std::string& name) {
   return std::nullopt;
 }
 
-GpuFile read_gpu_file(const std::string& name_or_path, const std::string& flag) {
+GpuFile read_gpu_file(const std::string& name_or_path, const std::string& field) {
   fs::path path = name_or_path;
   std::error_code ec;
   if (path.extension() != ".json") {
@@ -106,7 +106,7 @@ GpuFile read_gpu_file(const std::string& name_or_path, const std::string& flag) 
       path = *user;
   }
   if (!fs::is_regular_file(path, ec))
-    throw Error::invalid("command line", flag, name_or_path,
+    throw Error::invalid("command line", field, name_or_path,
                          fmt::format("no such GPU file: give a .json path, a catalogue name "
                                      "(kareus gpus) or a name in {}",
                                      user_gpu_dir().string()));

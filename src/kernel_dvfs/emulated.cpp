@@ -57,7 +57,7 @@ std::vector<MHz> planning_clocks(const GpuSpec& gpu) {
 
 KernelSequence emulate_layers(const workload::Workload& w, int layers,
                               const std::vector<MHz>& clocks) {
-  require(layers >= 1, "kernel-dvfs", "--layers", std::to_string(layers), "must be >= 1");
+  require(layers >= 1, "kernel-dvfs", field_ref("layers"), std::to_string(layers), "must be >= 1");
   const emulator::Emulator emu(w.gpu);
   const double batch = w.parallelism.microbatch_size;
   const auto forward = workload::layer_forward(w, batch);
@@ -102,7 +102,7 @@ KernelSequence scale_trace(const TorchTrace& trace, MHz recorded, const GpuSpec&
                            std::vector<MHz> clocks) {
   if (!gpu.supports_clock(recorded))
     throw Error::invalid(
-        trace.source, "--trace-clock", format_number(recorded.value()),
+        trace.source, field_ref("trace_clock"), format_number(recorded.value()),
         fmt::format("unknown clock; {} supports {}-{} MHz in steps of {} MHz", gpu.name,
                     gpu.clock_min.value(), gpu.clock_max.value(), gpu.clock_step.value()));
   // The measured clock is always a candidate, so the plan can keep what was measured.

@@ -79,12 +79,10 @@ StudyResult run_study(const KernelSequence& sequence, const StudyOptions& option
   if (options.power_limit) {
     result.governor = fixed_outcome(sequence, governor_clocks(sequence, *options.power_limit));
     relate_to(*result.governor, result.max_clock);
-  } else {
-    result.notes.push_back(
-        "default-governor baseline omitted: it needs the GPU's power limit (--power-limit-w)");
   }
   if (options.reference == Reference::kGovernor && !result.governor)
-    throw Error("--reference governor needs the GPU's power limit (--power-limit-w)");
+    throw Error(fmt::format("{} governor needs the GPU's power limit ({})", field_ref("reference"),
+                            field_ref("power_limit")));
   result.reference_time = options.reference == Reference::kGovernor ? result.governor->cost.time
                                                                     : result.max_clock.cost.time;
 

@@ -122,9 +122,10 @@ const LaunchSlot* Partition::find_slot(const std::string& name) const {
 void require_nanobatch_split(const workload::Workload& w, const std::string& where) {
   const int mbs = w.parallelism.microbatch_size;
   require(mbs % 2 == 0, where, "microbatch_size", std::to_string(mbs),
-          "must be even to split each microbatch into two nanobatches (nanobatch execution, which "
-          "nanobatch-perseus and kareus use): set --mbs or microbatch_size to an even number, "
-          "or plan only --methods megatron,perseus");
+          fmt::format("must be even to split each microbatch into two nanobatches (nanobatch "
+                      "execution, which nanobatch-perseus and kareus use): set {} to an even "
+                      "number, or plan only {} megatron,perseus",
+                      field_ref("microbatch_size"), field_ref("methods")));
 }
 
 std::vector<Partition> build_partitions(const workload::Workload& w, Direction d, int layers) {

@@ -20,9 +20,15 @@ bool is_plan_file(std::string_view name) {
          (name.starts_with("frontier_") && name.ends_with(".csv"));
 }
 
+std::string written_by() {
+  return fmt::format("{} holds it", field_ref("plan_dir"));
+}
+
 const std::string& PlanFiles::text(const std::string& name, std::string_view why) const {
   const auto it = texts.find(name);
-  if (it == texts.end()) throw Error(fmt::format("{}: not found; {}", source(name), why));
+  if (it == texts.end())
+    throw Error(fmt::format("{}: not found; {}", source(name),
+                            why.empty() ? written_by() : std::string(why)));
   return it->second;
 }
 
@@ -32,8 +38,7 @@ std::string PlanFiles::source(const std::string& name) const {
 
 PlanFiles read_plan_files(const fs::path& dir) {
   if (!fs::is_directory(dir))
-    throw Error(
-        fmt::format("{}: not a directory; give the --out DIR of kareus plan", dir.string()));
+    throw Error(fmt::format("{}: not a directory; give {}", dir.string(), field_ref("plan_dir")));
   PlanFiles files{dir, {}};
   for (const auto& entry : fs::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();

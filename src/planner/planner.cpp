@@ -201,6 +201,22 @@ MethodResult prepare_method(const workload::Workload& w, const emulator::Emulato
   return result;
 }
 
+}  // namespace
+
+IterationPoint JobConversion::point(const frontier::ParetoPoint& pt) const {
+  IterationPoint ip;
+  ip.plan = pt.first;
+  ip.time = pt.time + tail_time;
+  // Static power burns on every GPU, for the whole iteration.
+  ip.dynamic_energy = job_dynamic_energy(workload, pt.time, pt.energy) + tail_dynamic_energy +
+                      transfer_dynamic_energy;
+  const double gpus = workload.total_gpus();
+  ip.energy = ip.dynamic_energy + workload.gpu.static_power * ip.time * gpus;
+  return ip;
+}
+
+namespace {
+
 // The prepared method's pipeline frontier, as whole-job iteration points, polished for the
 // options' selection. Reads nothing shared but the workload and options, so methods solve side by
 // side.
@@ -215,19 +231,8 @@ void solve_method(const workload::Workload& w, const PlanOptions& options,
     };
   result.solver = frontier::solve_pipeline(result.problem, so);
 
-  const double gpus = w.total_gpus();
-  result.tail_time = tail.time;
   // Copies what it reads: the result outlives plan()'s workload and outside work.
-  result.job_point = [w, tail, transfers, gpus](const frontier::ParetoPoint& pt) {
-    IterationPoint ip;
-    ip.plan = pt.first;
-    ip.time = pt.time + tail.time;
-    // Static power burns on every GPU, for the whole iteration.
-    ip.dynamic_energy =
-        job_dynamic_energy(w, pt.time, pt.energy) + tail.dynamic_energy + transfers.dynamic_energy;
-    ip.energy = ip.dynamic_energy + w.gpu.static_power * ip.time * gpus;
-    return ip;
-  };
+  result.job = {w, tail.time, tail.dynamic_energy, transfers.dynamic_energy};
   result.unpolished = result.solver.frontier;
   result.polished_for = options.selection;
   if (options.selection.rule != SelectionRule::kMaxThroughput) {

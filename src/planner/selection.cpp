@@ -46,7 +46,7 @@ SelectionRefinement refine_selection(const Selection& selection, const MethodRes
   std::optional<frontier::ParetoPoint> chosen;
   Joules least{0};
   for (const auto& pt : solver.frontier.points()) {
-    const IterationPoint ip = m.job_point(pt);
+    const IterationPoint ip = m.job.point(pt);
     if (ip.time <= deadline && (!chosen || ip.energy < least)) {
       chosen = pt;
       least = ip.energy;
@@ -56,13 +56,13 @@ SelectionRefinement refine_selection(const Selection& selection, const MethodRes
   if (!chosen) return record;
   // The pipeline's share of the deadline, and never less than the chosen plan's own time (which
   // meets the deadline as a job; subtracting the tail can round just below it).
-  const Seconds within = std::max(deadline - m.tail_time, chosen->time);
+  const Seconds within = std::max(deadline - m.job.tail_time, chosen->time);
   const auto refined = frontier::refine_within_deadline(m.problem, solver.assignment(chosen->first),
                                                         within, selection.milp_nodes, on_progress);
   record.time_capped = refined.time_capped;
   record.seconds = refined.seconds;
   if (refined.improved) {
-    const IterationPoint job = m.job_point({refined.cost.time, refined.cost.energy});
+    const IterationPoint job = m.job.point({refined.cost.time, refined.cost.energy});
     if (job.time <= deadline && job.energy < least) {
       frontier::add_refined_plan(refined, solver);
       record.improved = true;
@@ -80,12 +80,12 @@ std::optional<SelectionRefinement> polish_selection(const Selection& selection,
   auto others = std::exchange(solver.frontier, m.unpolished);
   std::optional<SelectionRefinement> refinement;
   if (selection.rule == SelectionRule::kDeadline) {
-    frontier::polish_within(m.problem, Seconds(selection.bound) - m.tail_time,
+    frontier::polish_within(m.problem, Seconds(selection.bound) - m.job.tail_time,
                             frontier::kSelectionNeighbours, solver);
     if (selection.milp_nodes > 0) refinement = refine_selection(selection, m, solver, on_refine);
   } else if (selection.rule == SelectionRule::kEnergyBudget) {
     frontier::polish_within_budget(
-        m.problem, [&](const frontier::ParetoPoint& pt) { return m.job_point(pt).energy; },
+        m.problem, [&](const frontier::ParetoPoint& pt) { return m.job.point(pt).energy; },
         Joules(selection.bound), frontier::kSelectionNeighbours, solver);
   }
   for (const auto& pt : others.points()) solver.frontier.insert(pt);
@@ -95,7 +95,7 @@ std::optional<SelectionRefinement> polish_selection(const Selection& selection,
 std::vector<IterationPoint> job_frontier(const MethodResult& m,
                                          const frontier::PipelineSolverResult& solver) {
   std::vector<IterationPoint> out;
-  for (const auto& pt : solver.frontier) out.push_back(m.job_point(pt));
+  for (const auto& pt : solver.frontier) out.push_back(m.job.point(pt));
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.time < b.time; });
   return out;
 }

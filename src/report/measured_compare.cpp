@@ -122,7 +122,7 @@ void find_outliers(std::vector<Rank>& ranks, MeasuredComparison& c) {
 MeasuredComparison compare_measured(const plan_dir::PlanFiles& plan,
                                     const std::vector<std::string>& files) {
   const Schedule schedule =
-      parse_schedule(plan.text(plan_dir::kSchedule, "give the --out DIR of kareus plan"),
+      parse_schedule(plan.text(plan_dir::kSchedule, "give " + field_ref("plan_dir")),
                      plan.source(plan_dir::kSchedule));
   std::vector<measurement::Record> records;
   for (const auto& f : files) records.push_back(measurement::read_record(f));

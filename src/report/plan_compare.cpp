@@ -116,7 +116,7 @@ PlanComparison compare_plans(const plan_dir::PlanFiles& files_a, const PlanRef& 
   const JsonValue wa = doc_a.root().at("workload");
   const JsonValue wb = doc_b.root().at("workload");
   if (wa.raw() != wb.raw())
-    throw Error::invalid("command line", "--plan", files_b.dir.string(),
+    throw Error::invalid("command line", field_ref("plan"), files_b.dir.string(),
                          fmt::format("plans {}, not {} as {} does", workload_line(wb),
                                      workload_line(wa), files_a.dir.string()));
   const Side sa = read_side(doc_a.root(), a, files_a.source(kSummary));

@@ -25,7 +25,7 @@ Json frontier_rows(const plan_dir::PlanFiles& files, const std::string& method,
   const std::string name = plan_dir::frontier_file(method);
   const auto csv =
       CsvTable::parse(files.text(name, fmt::format("{} for every method in summary.json ({})",
-                                                   plan_dir::kWrittenBy, method)),
+                                                   plan_dir::written_by(), method)),
                       files.source(name));
   csv.require_columns({"time_s", "energy_j", "dynamic_energy_j", "plan"});
   if (static_cast<std::int64_t>(csv.rows()) != expected)

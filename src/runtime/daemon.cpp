@@ -25,7 +25,7 @@ Json failure(const std::string& message) {
 // mistyped --socket points.
 const std::filesystem::path kRunDir = "/run/kareus";
 
-void require_folder(const std::filesystem::path& file, std::string_view flag) {
+void require_folder(const std::filesystem::path& file, std::string_view field) {
   const std::filesystem::path folder = file.parent_path();
   std::error_code ec;
   if (folder.empty() || std::filesystem::is_directory(folder, ec)) return;
@@ -33,14 +33,14 @@ void require_folder(const std::filesystem::path& file, std::string_view flag) {
     std::filesystem::create_directory(folder, ec);
     if (!ec) std::filesystem::permissions(folder, std::filesystem::perms(0755), ec);
     if (ec)
-      throw Error::io(fmt::format("{} = {}: cannot create {}: {}", flag, file.string(),
+      throw Error::io(fmt::format("{} = {}: cannot create {}: {}", field, file.string(),
                                   folder.string(), ec.message()));
     return;
   }
   throw Error(
       fmt::format("{} = {}: folder {} does not exist; create it first (kareusd creates "
                   "only {})",
-                  flag, file.string(), folder.string(), kRunDir.string()));
+                  field, file.string(), folder.string(), kRunDir.string()));
 }
 
 }  // namespace
@@ -57,8 +57,8 @@ std::filesystem::path default_daemon_socket() {
 
 Daemon::Daemon(std::shared_ptr<const nvml::Nvml> nvml, DaemonOptions options)
     : nvml_(std::move(nvml)), options_(std::move(options)), device_count_(nvml_->device_count()) {
-  require_folder(options_.socket_path, "--socket");
-  require_folder(options_.state_file, "--state-file");
+  require_folder(options_.socket_path, field_ref("socket_path"));
+  require_folder(options_.state_file, field_ref("state_file"));
   // The socket first: it refuses when another kareusd serves there, which must keep its clocks
   // and its state file. Clients wait in the backlog until run().
   listen_fd_ = listen_unix(options_.socket_path, options_.group);

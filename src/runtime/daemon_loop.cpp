@@ -181,11 +181,11 @@ class Server {
   void refuse(int fd, const PeerCredentials& peer) const {
     daemon_log(fmt::format("refused {}: only root, uid {}{} may connect", who(fd, peer), geteuid(),
                            options_.group ? fmt::format(" and members of group {}", *options_.group)
-                                          : std::string(" (no --group given)")));
+                                          : std::string(" (no group given)")));
     const std::string reply = Daemon::reply_line(
         {{"ok", false},
          {"error", fmt::format("uid {} may not use kareusd (root, uid {} and members of its "
-                               "--group may)",
+                               "group may)",
                                peer.uid, geteuid())}});
     // A fresh socket's buffer takes one line; a client that is gone just misses it.
     const ssize_t ignored = send(fd, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);

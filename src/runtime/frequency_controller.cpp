@@ -48,10 +48,10 @@ void check_step_clocks(const StageSchedule& stage, const ControllerOptions& opti
     if (stage.instructions[i].step_clocks.empty()) continue;
     throw Error(fmt::format(
         "frequency controller: stage {} instruction {} has step_clocks_mhz (partition-granularity "
-        "clocks, kareus plan --clock-granularity partition), which this controller would ignore; "
-        "enable partition_clocks and report every step with on_instruction_step(), or plan with "
-        "--clock-granularity instruction",
-        stage.stage, i));
+        "clocks, planned with {} partition), which this controller would ignore; enable "
+        "partition_clocks and report every step with on_instruction_step(), or plan with {} "
+        "instruction",
+        stage.stage, i, field_ref("clock_granularity"), field_ref("clock_granularity")));
   }
 }
 

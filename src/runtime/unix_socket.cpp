@@ -52,10 +52,8 @@ int listen_unix(const std::filesystem::path& path, std::optional<gid_t> group) {
   struct stat st = {};
   if (lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) {
-      throw Error(
-          fmt::format("--socket = {}: exists and is not a socket; give a path that does "
-                      "not exist yet",
-                      path.string()));
+      throw Error::invalid("", field_ref("socket_path"), path.string(),
+                           "exists and is not a socket; give a path that does not exist yet");
     }
     const int other = try_connect(address);
     if (other >= 0) {

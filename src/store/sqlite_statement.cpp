@@ -11,10 +11,12 @@ void fail(sqlite3* db, const std::filesystem::path& path, std::string_view doing
   const int code = sqlite3_errcode(db);
   std::string hint;
   if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) {
-    hint =
-        " (the file is not a usable Kareus measurement store; move it away or pass another --db)";
+    hint = fmt::format(
+        " (the file is not a usable Kareus measurement store; move it away or pass another {})",
+        field_ref("store_path"));
   } else if (code == SQLITE_READONLY || code == SQLITE_CANTOPEN || code == SQLITE_PERM) {
-    hint = " (the file or its folder is not writable; pass a writable --db)";
+    hint = fmt::format(" (the file or its folder is not writable; pass a writable {})",
+                       field_ref("store_path"));
   }
   throw Error::io(fmt::format("measurement store {}: {} failed: {}{}", path.string(), doing,
                               sqlite3_errmsg(db), hint));

@@ -56,7 +56,9 @@ std::filesystem::path Store::default_path() {
   }
   const char* home = std::getenv("HOME");
   if (home == nullptr || *home == '\0') {
-    throw Error("measurement store: neither XDG_CACHE_HOME nor HOME is set; pass --db PATH");
+    throw Error(
+        fmt::format("measurement store: neither XDG_CACHE_HOME nor HOME is set; pass {} PATH",
+                    field_ref("store_path")));
   }
   return std::filesystem::path(home) / ".cache" / "kareus" / "measurements.sqlite";
 }
@@ -85,8 +87,8 @@ Store::Store(const std::filesystem::path& path) : path_(path) {
       throw Error::io(
           fmt::format("measurement store {}: schema version {} is not supported (this Kareus reads "
                       "version {}); "
-                      "use another --db",
-                      path.string(), version, kSchemaVersion));
+                      "use another {}",
+                      path.string(), version, kSchemaVersion, field_ref("store_path")));
     }
     if (Statement(db_, path_, "PRAGMA journal_mode=WAL").step_text() != "wal") {
       throw Error::io(fmt::format("measurement store {}: SQLite refused WAL mode", path.string()));

@@ -76,7 +76,7 @@ TEST(SpanMeasurements, RefusesAnotherGpuModelThanTheOneCalibrated) {
   const std::string h100 = "NVIDIA H100 80GB HBM3";
   const std::string e = refusal(1410, h100, 1005, h100);
   EXPECT_NE(e.find("a.jsonl record 1: gpu.name = NVIDIA H100 80GB HBM3: measured on another GPU "
-                   "model than --gpu a100-sxm4-40gb"),
+                   "model than gpu a100-sxm4-40gb"),
             std::string::npos)
       << e;
 }

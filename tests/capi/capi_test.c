@@ -166,6 +166,17 @@ static int test_workload_errors(void) {
   CHECK_STATUS(kareus_plan_create(&w, &o, &plan), KAREUS_ERROR_INVALID_INPUT);
   CHECK_ERROR_MENTIONS("noise_sigma");
   CHECK(plan == NULL);
+  /* The library's messages name this API's fields, never a command-line flag. */
+  o.noise_sigma = 0;
+  o.methods = "kareus";
+  const int microbatch_size = w.microbatch_size;
+  w.microbatch_size = 3;
+  CHECK_STATUS(kareus_plan_create(&w, &o, &plan), KAREUS_ERROR_INVALID_INPUT);
+  CHECK_ERROR_MENTIONS(
+      "set microbatch_size to an even number, or plan only methods megatron,perseus");
+  CHECK(strstr(kareus_last_error(), "--") == NULL);
+  w.microbatch_size = microbatch_size;
+  o.methods = "megatron";
   /* A struct of a size this library does not know is refused before it is read. */
   o.noise_sigma = 0;
   o.size = sizeof o + 8;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The clock policy of the real-GPU executor against the scripted fake NVML: no clock call at
-// all without --allow-clock-control, locks and one reset with it.
+// all without allow_clock_control, locks and one reset with it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -23,9 +23,10 @@ TEST(GpuClock, WithoutControlOnlyTheCurrentClockAndNoNvmlCall) {
     EXPECT_FALSE(clock.apply(MHz(1410)));
     try {
       clock.apply(MHz(1200));
-      FAIL() << "a clock change was accepted without --allow-clock-control";
+      FAIL() << "a clock change was accepted without allow_clock_control";
     } catch (const Error& e) {
-      EXPECT_THAT(e.what(), HasSubstr("--allow-clock-control"));
+      EXPECT_EQ(e.field(), "clock_mhz");
+      EXPECT_THAT(e.what(), HasSubstr("allow_clock_control"));
       EXPECT_THAT(e.what(), HasSubstr("1200"));
     }
     EXPECT_THAT(clock.describe(), HasSubstr("not controlled"));
@@ -46,7 +47,7 @@ TEST(GpuClock, WithControlLocksOncePerChangeAndResetsAtTheEnd) {
     EXPECT_FALSE(clock.apply(MHz(1410)));
     EXPECT_TRUE(clock.apply(MHz(1200)));
     EXPECT_THROW(clock.apply(MHz(1234)), Error);
-    EXPECT_THAT(clock.describe(), HasSubstr("--allow-clock-control"));
+    EXPECT_THAT(clock.describe(), HasSubstr("(allow_clock_control)"));
   }
   EXPECT_THAT(fake.log(), ElementsAre("nvmlDeviceSetGpuLockedClocks 0 1410 1410",
                                       "nvmlDeviceSetGpuLockedClocks 0 1200 1200",

@@ -50,7 +50,8 @@ TEST(Emulated, RejectsATraceClockTheGpuDoesNotHave) {
     scale_trace(trace, MHz(1666), gpu, planning_clocks(gpu));
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("--trace-clock = 1666: unknown clock"), std::string::npos)
+    EXPECT_EQ(e.field(), "trace_clock");
+    EXPECT_NE(std::string(e.what()).find("trace_clock = 1666: unknown clock"), std::string::npos)
         << e.what();
   }
 }

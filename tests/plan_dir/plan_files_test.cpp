@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
 
 #include "common/scratch_dir.hpp"
 #include "common/workloads.hpp"
@@ -42,7 +43,11 @@ TEST(PlanFiles, AMissingFileOrFolderIsNamed) {
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
-              (scratch.path() / kSummary).string() + ": not found; " + kWrittenBy);
+              (scratch.path() / kSummary).string() + ": not found; plan_dir holds it");
+    // The command line says how a plan directory is made.
+    EXPECT_EQ(e.message([](std::string_view) { return "the --out DIR of kareus plan"; }),
+              (scratch.path() / kSummary).string() +
+                  ": not found; the --out DIR of kareus plan holds it");
   }
   EXPECT_THROW(read_plan_files(scratch.path() / "nowhere"), Error);
   EXPECT_FALSE(is_plan_file("report.html"));

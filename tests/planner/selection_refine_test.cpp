@@ -41,7 +41,7 @@ TEST(SelectionRefine, ARefinedPlanMeetsItsDeadlineIsNeverCostlierAndIsCheaperSom
     // The point is its plan's real cost, as the schedule replays it from the solver (the solver's
     // own points sum in another order: a few ulps).
     const auto cost = frontier::evaluate_plan(r.problem, r.solver.assignment(after.plan));
-    const IterationPoint replayed = r.job_point({cost.time, cost.energy});
+    const IterationPoint replayed = r.job.point({cost.time, cost.energy});
     EXPECT_NEAR(replayed.time.value(), after.time.value(), 1e-12 * after.time.value());
     EXPECT_NEAR(replayed.energy.value(), after.energy.value(), 1e-12 * after.energy.value());
     // Recorded for this selection only, and improved exactly when the point got cheaper.

@@ -114,6 +114,14 @@ def test_a_store_that_cannot_be_created_is_an_io_error(workload):
     assert caught.value.kind == "I/O error"
 
 
+def test_store_errors_name_the_keyword_not_a_flag(workload, tmp_path):
+    garbage = tmp_path / "m.sqlite"
+    garbage.write_text("not a database\n" * 512)
+    with pytest.raises(kareus.IoError, match=r"move it away or pass another store\)") as caught:
+        kareus.plan(workload, methods=["megatron"], store=garbage)
+    assert "--" not in str(caught.value)
+
+
 def test_store_makes_a_second_plan_reuse_measurements(workload, tmp_path):
     first = kareus.plan(workload, methods=["kareus"], seed=3, store=tmp_path / "m.sqlite")
     second = kareus.plan(workload, methods=["kareus"], seed=3, store=tmp_path / "m.sqlite")

@@ -195,7 +195,7 @@ TEST_F(DaemonAccess, AForeignUidIsRefusedByTheSocketModeAndByPeerCredentials) {
   chmod(socket_.c_str(), 0666);
   EXPECT_EQ(client_line({"65534", "65534"}),
             "failed: kareusd: uid 65534 may not use kareusd (root, uid 0 and members of its "
-            "--group may)");
+            "group may)");
   EXPECT_TRUE(fake_.log().empty());
 }
 

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kareus/core/csv.hpp"
 #include "kareus/core/units.hpp"
 
 namespace kareus::energylens {
@@ -71,6 +72,8 @@ struct Dataset {
 
 enum class EnergyColumn { kRequired, kOptional };
 
+// The canonical CSV `table`; a raw public dataset is refused (raw_format_of).
+Dataset dataset_of(const CsvTable& table, EnergyColumn energy = EnergyColumn::kRequired);
 Dataset parse_dataset(std::string_view text, std::string source_name,
                       EnergyColumn energy = EnergyColumn::kRequired);
 Dataset read_dataset(const std::filesystem::path& path,

@@ -20,8 +20,9 @@ enum class ImportFormat { kMlenergyV2, kTokenpowerbench };
 ImportFormat parse_import_format(std::string_view text);
 const char* to_string(ImportFormat format);
 
-// The public dataset whose columns `table` has, if any: a raw file given where the canonical CSV
-// belongs gets a message naming the import that converts it.
+// The public dataset whose columns `table` has, if any, unless it has the canonical CSV's scenario
+// column: a raw file given where the canonical CSV belongs gets a message naming the import that
+// converts it.
 std::optional<ImportFormat> raw_format_of(const CsvTable& table);
 
 struct ImportResult {

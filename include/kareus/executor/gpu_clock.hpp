@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The SM clock a real-GPU executor measures at. Kareus changes a GPU's clock only when the user
-// allows it explicitly (--allow-clock-control); otherwise the clock axis of the search is one
-// value, the clock the GPU runs at under load, and every report says that it was not controlled.
+// allows it explicitly (CudaExecutorOptions::allow_clock_control); otherwise the clock axis of the
+// search is one value, the clock the GPU runs at under load, and every report says that it was not
+// controlled.
 #pragma once
 
 #include <memory>
@@ -29,7 +30,7 @@ class GpuClock {
   const std::vector<MHz>& allowed() const { return allowed_; }
   // Gets the GPU to run the next measurement at `clock`; true when that changed the clock (the
   // protocol then lets it settle). Throws kareus::Error for a clock outside allowed(), naming
-  // --allow-clock-control when control is off.
+  // allow_clock_control when control is off.
   bool apply(MHz clock);
   // One line for reports: how the clock was set.
   std::string describe() const;

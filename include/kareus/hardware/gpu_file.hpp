@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kareus/core/error.hpp"
 #include "kareus/core/json.hpp"
 #include "kareus/hardware/gpu_spec.hpp"
 
@@ -45,8 +46,8 @@ std::filesystem::path user_gpu_dir();
 // is `name`; nullopt when there is none.
 std::optional<std::filesystem::path> find_user_gpu(const std::string& name);
 
-// A catalogue name, a .json path, or a name in the user's catalogue. Throws Error naming `flag`
+// A catalogue name, a .json path, or a name in the user's catalogue. Throws Error naming `field`
 // when none exists.
-GpuFile read_gpu_file(const std::string& name_or_path, const std::string& flag = "--gpu");
+GpuFile read_gpu_file(const std::string& name_or_path, const std::string& field = field_ref("gpu"));
 
 }  // namespace kareus

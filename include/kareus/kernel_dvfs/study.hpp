@@ -53,7 +53,7 @@ struct BoundResult {
 
 struct StudyResult {
   Outcome max_clock;
-  std::optional<Outcome> governor;
+  std::optional<Outcome> governor;  // absent without StudyOptions::power_limit
   Seconds reference_time;
   std::vector<BoundResult> bounds;
   std::vector<frontier::CurvePoint> curve;

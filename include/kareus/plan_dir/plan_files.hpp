@@ -15,8 +15,9 @@ namespace kareus::plan_dir {
 inline constexpr const char* kSummary = "summary.json";
 inline constexpr const char* kSchedule = "schedule.json";
 inline constexpr const char* kPartitions = "partitions.json";
-// What a reader's message says of a missing file.
-inline constexpr const char* kWrittenBy = "kareus plan --out DIR writes it";
+// What a reader's message says of a missing file: that a plan directory holds it (field_ref
+// "plan_dir", which a front end spells as the way its user makes one).
+std::string written_by();
 
 // "frontier_<method>.csv": one method's frontier.
 std::string frontier_file(std::string_view method);
@@ -29,8 +30,9 @@ struct PlanFiles {
   std::filesystem::path dir;
   std::map<std::string, std::string> texts;
 
-  // The text of `name`; throws kareus::Error "<source>: not found; <why>" when there is none.
-  const std::string& text(const std::string& name, std::string_view why = kWrittenBy) const;
+  // The text of `name`; throws kareus::Error "<source>: not found; <why>" when there is none
+  // (empty `why`: written_by()).
+  const std::string& text(const std::string& name, std::string_view why = {}) const;
   // How messages name file `name`: its path.
   std::string source(const std::string& name) const;
 };

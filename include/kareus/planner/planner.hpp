@@ -60,6 +60,18 @@ struct SelectionRefinement {
   double seconds = 0.0;      // wall time (frontier::DeadlineRefinement::seconds)
 };
 
+// What turns a solver point (one GPU per stage, static power included) into a whole-job iteration
+// point: the workload, and its work outside the pipeline, the gradient reductions after the last
+// stage (the tail) and the transfers between stages.
+struct JobConversion {
+  workload::Workload workload;
+  Seconds tail_time{0};
+  Joules tail_dynamic_energy{0};
+  Joules transfer_dynamic_energy{0};
+
+  IterationPoint point(const frontier::ParetoPoint& pt) const;
+};
+
 struct MethodResult {
   Method method = Method::kMegatron;
   // Pareto frontier by increasing time (fastest first).
@@ -77,11 +89,9 @@ struct MethodResult {
   double profiling_gpu_hours_reused = 0;
   // Kareus methods: each partition key's search result the options were composed from.
   KeyFrontiers key_frontiers;
-  // What turns a solver point into a whole-job point: the time outside the pipeline (gradient
-  // reductions after the last stage) and the conversion. Kept so that a selection made after
-  // plan() can turn the plans it polishes into job points (select_polished).
-  Seconds tail_time{0};
-  std::function<IterationPoint(const frontier::ParetoPoint&)> job_point;
+  // Kept so that a selection made after plan() can turn the plans it polishes into job points
+  // (select_polished).
+  JobConversion job;
   // The solver's frontier before plan() polished the selection of its options, which a later
   // selection polishes from (a polish is not idempotent: one started from another selection's
   // plans can end elsewhere), so every front end finds the same plan for the same selection.

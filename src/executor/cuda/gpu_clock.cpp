@@ -31,10 +31,11 @@ bool GpuClock::apply(MHz clock) {
   if (std::find(allowed_.begin(), allowed_.end(), clock) == allowed_.end()) {
     const std::string where = fmt::format("GPU {} clock", gpu_);
     if (!controlled_) {
-      throw Error::invalid(where, "clock_mhz", format_number(clock.value()),
-                           fmt::format("only the current {} MHz: Kareus changes GPU clocks only "
-                                       "with --allow-clock-control",
-                                       format_number(current_.value())));
+      throw Error::invalid(
+          where, "clock_mhz", format_number(clock.value()),
+          fmt::format("only the current {} MHz: Kareus changes GPU clocks only "
+                      "with {}",
+                      format_number(current_.value()), field_ref("allow_clock_control")));
     }
     throw Error::invalid(where, "clock_mhz", format_number(clock.value()),
                          fmt::format("a supported clock of this GPU, {}..{} MHz",
@@ -51,12 +52,12 @@ std::string GpuClock::describe() const {
   if (controlled_) {
     return fmt::format(
         "SM clock locked per configuration through NVML on GPU {} "
-        "(--allow-clock-control), reset to the driver's default afterwards",
+        "(allow_clock_control), reset to the driver's default afterwards",
         gpu_);
   }
   return fmt::format(
       "SM clock not controlled: fixed at the {} MHz GPU {} ran at under load "
-      "(pass --allow-clock-control to lock clocks)",
+      "(allow_clock_control is off)",
       format_number(current_.value()), gpu_);
 }
 
