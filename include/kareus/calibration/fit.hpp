@@ -2,9 +2,10 @@
 // Fits a GPU file's free constants (free_constants.hpp) to measurements with Ceres, a nonlinear
 // least-squares solver, on log(predicted / measured) of every time and energy, each constant kept
 // inside its physical bounds. Before fitting, the measurements' sensitivity to each constant is
-// read from finite differences: a constant they do not move, or move only together with another,
-// is not identified and keeps its value. After fitting, each constant's uncertainty comes from
-// the residual variance and the Jacobian; one that stays uncertain is not identified either.
+// read from finite differences: a constant they do not move, move only together with another, or
+// that the linearised measurements determine less well than FitOptions::max_relative_sd, is not
+// identified and keeps its value. After fitting, each constant's uncertainty comes from the
+// residual variance and the Jacobian; one that stays uncertain is not identified either.
 // Predictions that a search makes (a planned frontier) are fitted with the search's choices fixed
 // and searched again at the fitted constants, until the constants settle.
 #pragma once
