@@ -3,6 +3,7 @@
 // the runtime, or a published frontier of whole plans) and writes a calibrated GPU file that
 // `plan`, `simulate`, `search` and `overlap` take with --gpu-file (calibration/fit.hpp).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <iostream>
 #include <memory>
@@ -67,6 +68,12 @@ std::string text_report(const CalibrateFlags& f, const GpuFile& base,
         "energy {:.2f} % (catalogue {:.2f} %)\n",
         c.cv.folds, 100 * c.cv.calibrated.time, 100 * c.cv.catalogue.time,
         100 * c.cv.calibrated.energy, 100 * c.cv.catalogue.energy);
+  for (const auto& fold : c.cv.per_fold)
+    out += fmt::format(
+        "  {} held out: time {:.2f} % (catalogue {:.2f} %), energy {:.2f} % "
+        "(catalogue {:.2f} %)\n",
+        fmt::join(fold.held_out, ", "), 100 * fold.calibrated.time, 100 * fold.catalogue.time,
+        100 * fold.calibrated.energy, 100 * fold.catalogue.energy);
   std::size_t identified = 0;
   for (const auto& k : c.constants) identified += k.identified;
   out += fmt::format("wrote {} ({}): {} constant(s) calibrated, the others as in the catalogue\n",
@@ -87,6 +94,8 @@ void run(const CalibrateFlags& f) {
   const auto m = measurements_of(f, base.spec());
   calibration::FitOptions options;
   options.folds = f.folds;
+  // A frontier's fit plans the workload again between fits, minutes on a small machine.
+  options.on_progress = [](const std::string& line) { std::cerr << "calibrate: " << line << "\n"; };
   const calibration::Calibration c = calibration::calibrate(base, *m, options);
   std::size_t identified = 0;
   std::string unidentified;

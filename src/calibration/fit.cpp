@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "kareus/core/error.hpp"
 
@@ -53,11 +54,13 @@ class Evaluator {
             std::vector<std::size_t> groups)
       : base_(base), m_(m), coords_(coords), groups_(std::move(groups)) {}
 
-  Residuals operator()(const std::vector<double>& u) const {
+  Residuals operator()(const std::vector<double>& u) const { return m_.residuals(gpu(u), groups_); }
+
+  GpuSpec gpu(const std::vector<double>& u) const {
     std::map<std::string, double> values;
     for (std::size_t i = 0; i < u.size(); ++i)
       values[coords_.constants[i].key] = coords_.value(i, u[i]);
-    return m_.residuals(base_.with_values(values).spec(), groups_);
+    return base_.with_values(values).spec();
   }
 
  private:
@@ -163,6 +166,124 @@ Solved solve(const GpuFile& base, const Measurements& m, const Coordinates& coor
   return out;
 }
 
+// Each fitted constant's value and standard deviation at `u` into `fits`; the position in
+// `fitted` of the least certain constant when one is uncertain or stopped by a bound.
+std::optional<std::size_t> judge(const GpuFile& base, const Measurements& m,
+                                 const Coordinates& coords, const std::vector<std::size_t>& groups,
+                                 const std::vector<std::size_t>& fitted,
+                                 const std::vector<double>& u_all, const FitOptions& options,
+                                 std::vector<ConstantFit>& fits) {
+  std::vector<double> u;
+  for (std::size_t i : fitted) u.push_back(u_all[i]);
+  const Subproblem sub = subproblem(base, coords, fitted, u_all);
+  const Evaluator f(sub.base, m, sub.coords, groups);
+  const Eigen::MatrixXd j = jacobian(f, u, options.step);
+  const auto r = f(u).log_ratio;
+  const double dof = std::max<double>(1, static_cast<double>(r.size() - fitted.size()));
+  double ss = 0;
+  for (double x : r) ss += x * x;
+  const Eigen::MatrixXd info = j.transpose() * j;
+  const Eigen::MatrixXd cov = (ss / dof) * info.completeOrthogonalDecomposition().pseudoInverse();
+  std::optional<std::size_t> worst;
+  double worst_ratio = 1;
+  for (std::size_t k = 0; k < fitted.size(); ++k) {
+    const std::size_t i = fitted[k];
+    ConstantFit& fit = fits[i];
+    fit.value = coords.value(i, u[k]);
+    fit.sd =
+        std::sqrt(std::max(0.0, cov(static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(k)))) *
+        coords.range(i);
+    const double scale = std::max(std::fabs(fit.value), 0.05 * coords.range(i));
+    double ratio = fit.sd / (options.max_relative_sd * scale);
+    const bool at_bound = u[k] - 1 < kAtBound || 2 - u[k] < kAtBound;
+    if (at_bound) ratio = std::max(ratio, 1e6);  // a bound stops it: drop it first
+    fit.reason = at_bound ? fmt::format("the fit ends at its {} bound ({:g})",
+                                        u[k] - 1 < kAtBound ? "lower" : "upper", fit.value)
+                          : fmt::format("uncertain: +- {:.3g} after the fit", fit.sd);
+    if (ratio > worst_ratio) {
+      worst_ratio = ratio;
+      worst = k;
+    }
+  }
+  return worst;
+}
+
+// The largest change of a fitted constant, as a share of its range.
+double largest_move(const std::vector<std::size_t>& fitted, const std::vector<double>& from,
+                    const std::vector<double>& to) {
+  double moved = 0;
+  for (std::size_t i : fitted) moved = std::max(moved, std::fabs(to[i] - from[i]));
+  return moved;
+}
+
+// Fits and values predictions, searching again where the measurements' predictions come from a
+// search (Measurements::search_on), and only where the last search of a group was elsewhere.
+class Fitter {
+ public:
+  Fitter(const GpuFile& base, Measurements& m, const Coordinates& coords, const FitOptions& options)
+      : base_(base), m_(m), coords_(coords), options_(options) {}
+
+  // The residuals of `groups` at `u`, each from a search at `u`.
+  Residuals exact(const std::vector<double>& u, const std::vector<std::size_t>& groups) {
+    search(u, groups);
+    return Evaluator(base_, m_, coords_, groups)(u);
+  }
+
+  // Least squares over `fitted` from `start`. Where a search makes the predictions, alternately
+  // searching at the constants and fitting with its choices fixed, until a fit moves no constant
+  // by more than FitOptions::settled of its range, or after FitOptions::max_rounds searches.
+  Solved fit(const std::vector<std::size_t>& groups, const std::vector<std::size_t>& fitted,
+             const std::vector<double>& start, const std::string& what) {
+    Solved out{start, "nothing to fit"};
+    if (fitted.empty()) return out;
+    for (int round = 1;; ++round) {
+      const std::vector<double> from = out.u;
+      const bool searched = search(from, groups);
+      out = solve(base_, m_, coords_, groups, fitted, from, options_);
+      if (!searched) return out;
+      const double moved = largest_move(fitted, from, out.u);
+      const bool settled = moved <= options_.settled;
+      report(what, round, fitted.size(), moved, settled);
+      if (settled || round >= options_.max_rounds) return out;
+    }
+  }
+
+  // Searches `groups` at `u` unless their last search was there; whether the measurements'
+  // predictions come from a search at all.
+  bool search(const std::vector<double>& u, const std::vector<std::size_t>& groups) {
+    std::vector<std::size_t> stale;
+    for (std::size_t g : groups) {
+      const auto at = searched_at_.find(g);
+      if (at == searched_at_.end() || at->second != u) stale.push_back(g);
+    }
+    if (stale.empty()) return searches_;
+    searches_ = m_.search_on(Evaluator(base_, m_, coords_, stale).gpu(u), stale);
+    for (std::size_t g : stale) searched_at_[g] = u;
+    return searches_;
+  }
+  bool searches() const { return searches_; }
+
+  void report(const std::string& what, int round, std::size_t constants, double moved,
+              bool settled) const {
+    if (!options_.on_progress) return;
+    options_.on_progress(fmt::format(
+        "{}: {} constant(s) fitted to the plans of search {} of at most {}: they moved {:.2g} % "
+        "of their range at most{}",
+        what, constants, round, options_.max_rounds, 100 * moved,
+        settled                        ? "; settled"
+        : round >= options_.max_rounds ? "; stopped unsettled"
+                                       : ""));
+  }
+
+ private:
+  const GpuFile& base_;
+  Measurements& m_;
+  const Coordinates& coords_;
+  const FitOptions& options_;
+  std::map<std::size_t, std::vector<double>> searched_at_;  // per group: where it last searched
+  bool searches_ = false;
+};
+
 double rms(const std::vector<double>& r) {
   double s = 0;
   for (double x : r) s += x * x;
@@ -246,6 +367,51 @@ std::vector<std::size_t> identifiable(const Eigen::MatrixXd& j, const Coordinate
   return out;
 }
 
+// Of `kept`, the constants that the measurements, linearised at `start`, determine: each one's
+// standard deviation as the fit would state it (the Gauss-Newton covariance, scaled by the
+// residual variance of the linearised fit) within FitOptions::max_relative_sd of its value. The
+// least determined goes first, one at a time, as after the fit. Where the predictions are
+// nearly linear in the constants this is the fit's own verdict without fitting; it spares a
+// nonlinear fit for each constant the measurements cannot determine.
+std::vector<std::size_t> determined(const Eigen::MatrixXd& j, const Residuals& at_start,
+                                    const Coordinates& coords, const std::vector<double>& start,
+                                    std::vector<std::size_t> kept, const FitOptions& options,
+                                    std::vector<ConstantFit>& fits) {
+  const Eigen::VectorXd r = Eigen::Map<const Eigen::VectorXd>(
+      at_start.log_ratio.data(), static_cast<Eigen::Index>(at_start.log_ratio.size()));
+  while (!kept.empty()) {
+    Eigen::MatrixXd a(j.rows(), static_cast<Eigen::Index>(kept.size()));
+    for (std::size_t k = 0; k < kept.size(); ++k)
+      a.col(static_cast<Eigen::Index>(k)) = j.col(static_cast<Eigen::Index>(kept[k]));
+    const Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(a);
+    const double ss = (r - a * cod.solve(r)).squaredNorm();
+    const double dof = std::max<double>(1, static_cast<double>(r.size()) - kept.size());
+    const Eigen::MatrixXd cov =
+        (ss / dof) * (a.transpose() * a).completeOrthogonalDecomposition().pseudoInverse();
+    std::optional<std::size_t> worst;
+    double worst_ratio = 1, worst_sd = 0;
+    for (std::size_t k = 0; k < kept.size(); ++k) {
+      const std::size_t i = kept[k];
+      const double sd = std::sqrt(std::max(
+                            0.0, cov(static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(k)))) *
+                        coords.range(i);
+      const double scale = std::max(std::fabs(coords.value(i, start[i])), 0.05 * coords.range(i));
+      const double ratio = sd / (options.max_relative_sd * scale);
+      if (ratio > worst_ratio) {
+        worst_ratio = ratio;
+        worst = k;
+        worst_sd = sd;
+      }
+    }
+    if (!worst) break;
+    fits[kept[*worst]].reason = fmt::format(
+        "the measurements determine it to +- {:.3g} at best (linearised at the catalogue)",
+        worst_sd);
+    kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(*worst));
+  }
+  return kept;
+}
+
 std::string hex_digest(const std::string& text) {
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a: a short name, not a security property
   for (unsigned char c : text) {
@@ -257,7 +423,7 @@ std::string hex_digest(const std::string& text) {
 
 }  // namespace
 
-Calibration calibrate(const GpuFile& base, const Measurements& m, const FitOptions& options) {
+Calibration calibrate(const GpuFile& base, Measurements& m, const FitOptions& options) {
   // Ceres reports through glog; what it has to say reaches the user as Calibration::solver.
   FLAGS_minloglevel = google::GLOG_FATAL;
   Calibration out;
@@ -279,85 +445,92 @@ Calibration calibrate(const GpuFile& base, const Measurements& m, const FitOptio
   std::vector<double> start;
   for (std::size_t i = 0; i < coords.constants.size(); ++i)
     start.push_back(coords.coordinate(i, coords.constants[i].value));
+  Fitter fitter(base, m, coords, options);
   const Evaluator everything(base, m, coords, groups);
-  const Residuals before = everything(start);
+  const Residuals before = fitter.exact(start, groups);
   out.residuals = before.log_ratio.size();
   out.rms_before = rms(before.log_ratio);
   ErrorSum err_before;
   err_before.add(before);
   out.fit_error_before = err_before.mean();
+  // Cross-validation: whole groups held out, the identified constants refitted on the rest. The
+  // catalogue's predictions of each fold's held-out groups are those of its own search.
+  const std::size_t folds =
+      std::min<std::size_t>(static_cast<std::size_t>(std::max(0, options.folds)), groups.size());
+  const auto held_out = [&](std::size_t fold) {
+    std::vector<std::size_t> test;
+    for (std::size_t g : groups)
+      if (g % folds == fold) test.push_back(g);
+    return test;
+  };
+  std::vector<Residuals> catalogue_held_out;
+  if (folds >= 2)
+    for (std::size_t fold = 0; fold < folds; ++fold)
+      catalogue_held_out.push_back(Evaluator(base, m, coords, held_out(fold))(start));
 
-  std::vector<std::size_t> fitted =
-      identifiable(jacobian(everything, start, options.step), coords, fits);
+  const Eigen::MatrixXd j_start = jacobian(everything, start, options.step);
+  std::vector<std::size_t> fitted = determined(j_start, before, coords, start,
+                                               identifiable(j_start, coords, fits), options, fits);
+  // Fit; drop the least certain constant while one is uncertain or stopped by a bound, and fit
+  // again from where the last fit ended, the dropped constant back at the catalogue's value.
+  // Where a search makes the predictions, all of it on the plans of one search, then again on
+  // those of a search at the fitted constants, until the constants settle.
   Solved solved{start, "nothing to fit"};
-  // Fit; drop the least certain constant while one is uncertain or stopped by a bound.
-  for (;;) {
-    solved = solve(base, m, coords, groups, fitted, start, options);
-    if (fitted.empty()) break;
-    std::vector<double> u;
-    for (std::size_t i : fitted) u.push_back(solved.u[i]);
-    const Subproblem sub = subproblem(base, coords, fitted, start);
-    const Evaluator f(sub.base, m, sub.coords, groups);
-    const Eigen::MatrixXd j = jacobian(f, u, options.step);
-    const auto r = f(u).log_ratio;
-    const double dof = std::max<double>(1, static_cast<double>(r.size() - fitted.size()));
-    double ss = 0;
-    for (double x : r) ss += x * x;
-    const Eigen::MatrixXd info = j.transpose() * j;
-    const Eigen::MatrixXd cov = (ss / dof) * info.completeOrthogonalDecomposition().pseudoInverse();
-    std::size_t worst = fitted.size();
-    double worst_ratio = 1;
-    for (std::size_t k = 0; k < fitted.size(); ++k) {
-      const std::size_t i = fitted[k];
-      ConstantFit& fit = fits[i];
-      fit.value = coords.value(i, u[k]);
-      fit.sd = std::sqrt(
-                   std::max(0.0, cov(static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(k)))) *
-               coords.range(i);
-      const double scale = std::max(std::fabs(fit.value), 0.05 * coords.range(i));
-      double ratio = fit.sd / (options.max_relative_sd * scale);
-      const bool at_bound = u[k] - 1 < kAtBound || 2 - u[k] < kAtBound;
-      if (at_bound) ratio = std::max(ratio, 1e6);  // a bound stops it: drop it first
-      fit.reason = at_bound ? fmt::format("the fit ends at its {} bound ({:g})",
-                                          u[k] - 1 < kAtBound ? "lower" : "upper", fit.value)
-                            : fmt::format("uncertain: +- {:.3g} after the fit", fit.sd);
-      if (ratio > worst_ratio) {
-        worst_ratio = ratio;
-        worst = k;
-      }
+  for (int round = 1;; ++round) {
+    const std::vector<double> from = solved.u;
+    for (;;) {
+      solved = solve(base, m, coords, groups, fitted, solved.u, options);
+      if (fitted.empty()) break;
+      const auto worst = judge(base, m, coords, groups, fitted, solved.u, options, fits);
+      if (!worst) break;
+      const std::size_t dropped = fitted[*worst];
+      if (options.on_progress)
+        options.on_progress(fmt::format(
+            "fit on every group: {} of {} constant(s) left; {} is not "
+            "identified: {}",
+            fitted.size() - 1, fitted.size(), coords.constants[dropped].key, fits[dropped].reason));
+      solved.u[dropped] = start[dropped];
+      fits[dropped].value = fits[dropped].catalogue;
+      fits[dropped].sd = 0;
+      fitted.erase(fitted.begin() + static_cast<std::ptrdiff_t>(*worst));
     }
-    if (worst == fitted.size()) break;
-    const std::size_t dropped = fitted[worst];
-    fits[dropped].value = fits[dropped].catalogue;
-    fits[dropped].sd = 0;
-    fitted.erase(fitted.begin() + static_cast<std::ptrdiff_t>(worst));
+    if (!fitter.searches() || fitted.empty()) break;
+    const double moved = largest_move(fitted, from, solved.u);
+    const bool settled = moved <= options.settled;
+    fitter.report("fit on every group", round, fitted.size(), moved, settled);
+    if (settled || round >= options.max_rounds) break;
+    fitter.search(solved.u, groups);
   }
   for (std::size_t i : fitted) {
     fits[i].identified = true;
     fits[i].reason = "identified";
   }
   out.solver = solved.report;
-  std::vector<double> final_u = start;
-  for (std::size_t i : fitted) final_u[i] = solved.u[i];
-  const Residuals after = everything(final_u);
+  const Residuals after = fitter.exact(solved.u, groups);
   out.rms_after = rms(after.log_ratio);
   ErrorSum err_after;
   err_after.add(after);
   out.fit_error_after = err_after.mean();
 
-  // Cross-validation: whole groups held out, the identified constants refitted on the rest.
-  const std::size_t folds =
-      std::min<std::size_t>(static_cast<std::size_t>(std::max(0, options.folds)), groups.size());
-  ErrorSum cv_fit, cv_catalogue;
   if (folds >= 2) {
+    ErrorSum cv_fit, cv_catalogue;
+    out.cv.folds = static_cast<int>(folds);
     for (std::size_t fold = 0; fold < folds; ++fold) {
-      std::vector<std::size_t> train, test;
-      for (std::size_t g : groups) (g % folds == fold ? test : train).push_back(g);
-      const Solved s = solve(base, m, coords, train, fitted, start, options);
-      cv_fit.add(Evaluator(base, m, coords, test)(s.u));
-      cv_catalogue.add(Evaluator(base, m, coords, test)(start));
+      const std::vector<std::size_t> test = held_out(fold);
+      std::vector<std::size_t> train;
+      for (std::size_t g : groups)
+        if (g % folds != fold) train.push_back(g);
+      const Solved s =
+          fitter.fit(train, fitted, start, fmt::format("fold {} of {}", fold + 1, folds));
+      ErrorSum fit_fold, catalogue_fold;
+      for (ErrorSum* sum : {&cv_fit, &fit_fold}) sum->add(fitter.exact(s.u, test));
+      for (ErrorSum* sum : {&cv_catalogue, &catalogue_fold}) sum->add(catalogue_held_out[fold]);
+      HeldOutFold f{{}, fit_fold.mean(), catalogue_fold.mean()};
+      for (std::size_t g : test) f.held_out.push_back(m.group_name(g));
+      out.cv.per_fold.push_back(std::move(f));
     }
-    out.cv = {static_cast<int>(folds), cv_fit.mean(), cv_catalogue.mean()};
+    out.cv.calibrated = cv_fit.mean();
+    out.cv.catalogue = cv_catalogue.mean();
   }
   out.constants.insert(out.constants.end(), fits.begin(), fits.end());
   return out;
@@ -383,6 +556,13 @@ GpuFile Calibration::calibrated_file(const GpuFile& base, const Measurements& m)
         c.value, c.sd, c.catalogue, base.source(c.key));
     field["value"] = c.value;
   }
+  Json per_fold = Json::array();
+  for (const HeldOutFold& f : cv.per_fold)
+    per_fold.push_back({{"held_out", f.held_out},
+                        {"time_error", f.calibrated.time},
+                        {"energy_error", f.calibrated.energy},
+                        {"catalogue_time_error", f.catalogue.time},
+                        {"catalogue_energy_error", f.catalogue.energy}});
   const std::string base_name = base.model();
   out.document["name"] = base_name + "@" + hex_digest(fitted_values);
   out.document["display_name"] = base.document.value("display_name", base_name) + " (calibrated)";
@@ -402,6 +582,7 @@ GpuFile Calibration::calibrated_file(const GpuFile& base, const Measurements& m)
         {"energy_error_after", fit_error_after.energy}}},
       {"cross_validated",
        {{"folds", cv.folds},
+        {"per_fold", per_fold},
         {"time_error", cv.calibrated.time},
         {"energy_error", cv.calibrated.energy},
         {"catalogue_time_error", cv.catalogue.time},

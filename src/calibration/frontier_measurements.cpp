@@ -71,8 +71,7 @@ std::size_t FrontierMeasurements::observations() const {
   return n;
 }
 
-Residuals FrontierMeasurements::residuals(const GpuSpec& gpu,
-                                          const std::vector<std::size_t>& groups) const {
+bool FrontierMeasurements::search_on(const GpuSpec& gpu, const std::vector<std::size_t>& groups) {
   workload::Workload w = workload_;
   w.gpu = gpu;
   planner::PlanOptions options;
@@ -80,15 +79,35 @@ Residuals FrontierMeasurements::residuals(const GpuSpec& gpu,
   for (std::size_t g : groups)
     options.methods.push_back(static_cast<planner::Method>(methods_.at(g).planner_method));
   const planner::PlanResult plan = planner::plan(w, options);
+  for (std::size_t g : groups) {
+    const Method& real = methods_[g];
+    // The model frontier is read where residuals() reads it.
+    std::vector<double> positions;
+    for (const Point& p : real.points)
+      positions.push_back((p.time - real.points.front().time) /
+                          (real.points.back().time - real.points.front().time));
+    planned_.erase(g);
+    planned_.emplace(
+        g, PlannedFrontier(w, plan.methods.at(static_cast<planner::Method>(real.planner_method)),
+                           positions));
+  }
+  return true;
+}
+
+Residuals FrontierMeasurements::residuals(const GpuSpec& gpu,
+                                          const std::vector<std::size_t>& groups) const {
   // The artifact's energies are one GPU of each stage summed; the planner's the whole job's.
-  const auto& p = w.parallelism;
+  const auto& p = workload_.parallelism;
   const double per_stage_gpu = 1.0 / (p.tp * p.cp * p.dp);
   Residuals out;
   for (std::size_t g : groups) {
     const Method& real = methods_[g];
+    const auto planned = planned_.find(g);
+    if (planned == planned_.end())
+      throw Error(
+          fmt::format("internal: the {} frontier was not planned before its residuals", real.name));
     std::vector<ModelPoint> model;
-    for (const auto& point :
-         plan.methods.at(static_cast<planner::Method>(real.planner_method)).frontier)
+    for (const auto& point : planned->second.on(gpu))
       model.push_back({point.time.value(), point.dynamic_energy.value() * per_stage_gpu});
     std::sort(model.begin(), model.end(),
               [](const ModelPoint& a, const ModelPoint& b) { return a.time < b.time; });

@@ -2,12 +2,16 @@
 // Fits a GPU file's free constants (free_constants.hpp) to measurements with Ceres, a nonlinear
 // least-squares solver, on log(predicted / measured) of every time and energy, each constant kept
 // inside its physical bounds. Before fitting, the measurements' sensitivity to each constant is
-// read from finite differences: a constant they do not move, or move only together with another,
-// is not identified and keeps its value. After fitting, each constant's uncertainty comes from
-// the residual variance and the Jacobian; one that stays uncertain is not identified either.
+// read from finite differences: a constant they do not move, move only together with another, or
+// that the linearised measurements determine less well than FitOptions::max_relative_sd, is not
+// identified and keeps its value. After fitting, each constant's uncertainty comes from the
+// residual variance and the Jacobian; one that stays uncertain is not identified either.
+// Predictions that a search makes (a planned frontier) are fitted with the search's choices fixed
+// and searched again at the fitted constants, until the constants settle.
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +31,14 @@ struct FitOptions {
   // emulator's 15 MHz throttling steps, which make predictions piecewise constant in some
   // constants.
   double step = 0.01;
+  // Where the predictions come from a search (Measurements::search_on): at most this many
+  // searches per fit, each followed by a fit with the search's choices fixed, ...
+  int max_rounds = 4;
+  // ... until a fit moves no constant by more than this share of its range: half the
+  // finite-difference step, below which the fit's derivatives do not resolve a move.
+  double settled = 0.005;
+  // Called with a line after each search and fit, for a user to follow a long calibration.
+  std::function<void(const std::string&)> on_progress;
 };
 
 struct ConstantFit {
@@ -45,10 +57,18 @@ struct HeldOutError {
   double energy = 0;
 };
 
+// One fold: the groups held out (Measurements::group_name) and their errors.
+struct HeldOutFold {
+  std::vector<std::string> held_out;
+  HeldOutError calibrated;
+  HeldOutError catalogue;
+};
+
 struct CrossValidation {
   int folds = 0;
   HeldOutError calibrated;
   HeldOutError catalogue;  // the same held-out spans on the file's own constants
+  std::vector<HeldOutFold> per_fold;
 };
 
 struct Calibration {
@@ -66,6 +86,8 @@ struct Calibration {
   GpuFile calibrated_file(const GpuFile& base, const Measurements& m) const;
 };
 
-Calibration calibrate(const GpuFile& base, const Measurements& m, const FitOptions& options = {});
+// `m` is searched again (Measurements::search_on) as the fit goes; its last search is of no
+// particular constants when this returns.
+Calibration calibrate(const GpuFile& base, Measurements& m, const FitOptions& options = {});
 
 }  // namespace kareus::calibration

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kareus/calibration/planned_frontier.hpp"
 #include "kareus/executor/instruction.hpp"
 #include "kareus/hardware/gpu_spec.hpp"
 #include "kareus/measurement/record.hpp"
@@ -34,6 +35,13 @@ class Measurements {
   virtual std::size_t observations() const = 0;
   // The residuals of the observations of `groups` on `gpu`, in a fixed order.
   virtual Residuals residuals(const GpuSpec& gpu, const std::vector<std::size_t>& groups) const = 0;
+  // Predictions that a search makes (the planner's frontier) are the choices it made on a
+  // reference GPU, valued on the GPU residuals() is given: a fit moves the constants without
+  // searching again. This searches again, on `gpu`, for `groups`, and says whether the
+  // predictions depend on a search at all (false: every prediction is exact on any GPU).
+  virtual bool search_on(const GpuSpec& /*gpu*/, const std::vector<std::size_t>& /*groups*/) {
+    return false;
+  }
   // One line: where the measurements come from and how many there are.
   virtual std::string describe() const = 0;
   // The files read, for the calibrated file's provenance.
@@ -91,7 +99,9 @@ class SpanMeasurements final : public Measurements {
 // The Kareus artifact's frontier CSV (tests/data/calibration/README.md): per method, the plans'
 // iteration times and dynamic energies over one GPU of each stage. Each method's frontier is
 // planned on the emulator and compared point by point: its fastest and slowest times, and at
-// every real point's relative position between them, its energy. A group is one method.
+// every real point's relative position between them, its energy. A group is one method. The
+// frontier compared is the plans of the last search_on() valued on the GPU given
+// (planned_frontier.hpp).
 class FrontierMeasurements final : public Measurements {
  public:
   // Throws Error naming the file, row and column.
@@ -100,7 +110,9 @@ class FrontierMeasurements final : public Measurements {
   std::size_t groups() const override { return methods_.size(); }
   std::string group_name(std::size_t group) const override { return methods_.at(group).name; }
   std::size_t observations() const override;
+  // Throws Error for a group no search_on() has planned.
   Residuals residuals(const GpuSpec& gpu, const std::vector<std::size_t>& groups) const override;
+  bool search_on(const GpuSpec& gpu, const std::vector<std::size_t>& groups) override;
   std::string describe() const override;
   std::vector<std::string> files() const override { return {csv_.string()}; }
 
@@ -117,6 +129,7 @@ class FrontierMeasurements final : public Measurements {
   std::filesystem::path csv_;
   workload::Workload workload_;
   std::vector<Method> methods_;
+  std::map<std::size_t, PlannedFrontier> planned_;  // per group, its last search's plans
 };
 
 // The workload a schedule was planned for (its echo), on the catalogue GPU of its model: a
