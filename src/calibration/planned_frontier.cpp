@@ -103,17 +103,12 @@ std::vector<planner::IterationPoint> PlannedFrontier::on(const GpuSpec& gpu) con
             : planner::composed_value(w, emu, stage, d, o, readings);
     problem.option_sets[c.set][c.index] = {r.time, r.dynamic_energy + gpu.static_power * r.time};
   }
-  // The whole-job point of a solver plan, as the planner's MethodResult::job_point makes it.
+  // The whole-job point of a solver plan, as the planner makes it.
+  const planner::JobConversion job{w, tail.time, tail.dynamic_energy, transfers.dynamic_energy};
   std::vector<planner::IterationPoint> points;
   for (std::size_t k = 0; k < plans_.size(); ++k) {
     const frontier::PlanCost cost = frontier::evaluate_plan(problem, assignments_[k]);
-    planner::IterationPoint p;
-    p.plan = plans_[k];
-    p.time = cost.time + tail.time;
-    p.dynamic_energy = planner::job_dynamic_energy(w, cost.time, cost.energy) +
-                       tail.dynamic_energy + transfers.dynamic_energy;
-    p.energy = p.dynamic_energy + gpu.static_power * p.time * static_cast<double>(w.total_gpus());
-    points.push_back(p);
+    points.push_back(job.point({cost.time, cost.energy, plans_[k]}));
   }
   std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) {
     return a.time < b.time || (a.time == b.time && a.energy < b.energy);
