@@ -62,14 +62,15 @@ if [ "${1:-}" = "--check" ]; then
   exit "$status"
 fi
 
-# Mirror the tracked and untracked-but-not-ignored files; cp -p keeps modification times, so a
-# file unchanged since the last run is not rebuilt.
+# Mirror the tracked and untracked-but-not-ignored files. Only files that differ are copied, so a
+# file unchanged since the last run is not rebuilt; a copy takes the time of copying, never the
+# source's own (older) time, which make would take for older than an object a mutant left.
 mkdir -p "$tree"
 git ls-files -co --exclude-standard -z | while IFS= read -r -d '' f; do
   [ -f "$f" ] || continue
   if ! cmp -s "$f" "$tree/$f"; then
     mkdir -p "$tree/$(dirname "$f")"
-    cp -p "$f" "$tree/$f"
+    cp "$f" "$tree/$f"
   fi
 done
 # ccache, where installed, comes from CMakeLists.txt.
