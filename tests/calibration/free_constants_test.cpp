@@ -13,7 +13,7 @@ TEST(FreeConstants, FittedChosenAndDerivedAreFreePublishedAreNot) {
   EXPECT_TRUE(is_free("chosen: a kernel stretched by interference ..."));
   EXPECT_TRUE(is_free("FlashAttention-2 paper ... the forward efficiency scaled [derived]"));
   EXPECT_FALSE(is_free("A100 datasheet: 312 TFLOPS BF16 dense at 1410 MHz"));
-  EXPECT_FALSE(is_free("nvidia-smi -q, github.com/NVIDIA/nvidia-docker/issues/1648"));
+  EXPECT_FALSE(is_free("nvidia-smi -q on an A100-SXM4-40GB"));
   EXPECT_FALSE(is_free("the low end of that range [E]"));
 }
 
